@@ -1,0 +1,130 @@
+// The IR: a graph of typed operators over named float tensors. Importers (ONNX, Caffe) produce
+// it; passes rewrite it; the host reference executor and (later) the planner consume it.
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "accel/common/status.h"
+#include "accel/graph/tensor.h"
+
+namespace tessera {
+
+enum class OpKind {
+  kConv,
+  kRelu,
+  kClip,
+  kMaxPool,
+  kAveragePool,
+  kGlobalAveragePool,
+  kGemm,
+  kMatMul,
+  kAdd,
+  kMul,
+  kConcat,
+  kFlatten,
+  kReshape,
+  kBatchNorm,
+  kLrn,
+  kSoftmax,
+  kIdentity,
+};
+
+const char* op_kind_name(OpKind op);
+
+// 2-D spatial attributes: {height, width}; pads are {top, left, bottom, right}.
+struct ConvAttrs {
+  std::array<int, 2> kernel{1, 1};
+  std::array<int, 2> stride{1, 1};
+  std::array<int, 2> dilation{1, 1};
+  std::array<int, 4> pads{0, 0, 0, 0};
+  int group = 1;
+};
+
+struct PoolAttrs {
+  std::array<int, 2> kernel{1, 1};
+  std::array<int, 2> stride{1, 1};
+  std::array<int, 4> pads{0, 0, 0, 0};
+  bool ceil_mode = false;
+  bool count_include_pad = false;  // AveragePool only
+};
+
+// y = alpha * A' * B' + beta * C, A' = transA ? A^T : A, B' likewise.
+struct GemmAttrs {
+  float alpha = 1.0f;
+  float beta = 1.0f;
+  bool trans_a = false;
+  bool trans_b = false;
+};
+
+struct ClipAttrs {
+  float min = -3.402823466e38f;
+  float max = 3.402823466e38f;
+};
+
+// Across-channel LRN as ONNX defines it: x / (bias + alpha/size * sum(x^2))^beta.
+struct LrnAttrs {
+  int size = 5;
+  float alpha = 1e-4f;
+  float beta = 0.75f;
+  float bias = 1.0f;
+};
+
+struct BatchNormAttrs {
+  float epsilon = 1e-5f;
+};
+
+// Concat, Softmax, Flatten: one axis (already made non-negative by the importer when the
+// input rank is known; may be negative otherwise).
+struct AxisAttrs {
+  int axis = 1;
+};
+
+// Target shape with ONNX semantics: 0 copies the input dim (unless allow_zero), -1 is inferred.
+struct ReshapeAttrs {
+  Shape shape;
+  bool allow_zero = false;
+};
+
+using NodeAttrs = std::variant<std::monostate, ConvAttrs, PoolAttrs, GemmAttrs, ClipAttrs, LrnAttrs,
+                               BatchNormAttrs, AxisAttrs, ReshapeAttrs>;
+
+// One operator. `inputs` name activations or constants (weights); an empty name is an omitted
+// optional input. Operand order follows ONNX (Conv: X, W[, B]; BatchNorm: X, scale, B, mean, var;
+// Gemm: A, B[, C]).
+struct Node {
+  std::string name;
+  OpKind op = OpKind::kIdentity;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  NodeAttrs attrs;
+};
+
+// A graph input or output: name and shape (dim 0 is the batch; -1 where it is dynamic).
+struct ValueInfo {
+  std::string name;
+  Shape shape;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<ValueInfo> inputs;   // activations fed by the caller (constants excluded)
+  std::vector<ValueInfo> outputs;
+  std::vector<Node> nodes;         // topologically ordered
+  std::map<std::string, Tensor> constants;  // weights, biases, folded constants
+
+  const Tensor* constant(const std::string& name) const;
+};
+
+// Shapes of every activation for a given batch size; NOT_FOUND/INVALID_ARGUMENT naming the node
+// when the graph is inconsistent (unknown input, wrong operand shapes).
+Result<std::map<std::string, Shape>> infer_shapes(const Graph& graph, int64_t batch);
+
+// Checks structure: every node input is produced earlier, is a constant or a graph input;
+// names are unique; outputs are produced. The error names the offending node.
+Status validate_graph(const Graph& graph);
+
+}  // namespace tessera

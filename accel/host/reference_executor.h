@@ -1,0 +1,19 @@
+// The float32 reference executor: runs a Graph node by node with the reference kernels of
+// reference_ops.h. It is the "reference twin" later optimised paths are checked against.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "accel/common/status.h"
+#include "accel/graph/graph.h"
+#include "accel/graph/tensor.h"
+
+namespace tessera::host {
+
+// Runs `graph` on `inputs` (one tensor per graph input, by name; dim 0 is the batch) and returns
+// the graph outputs by name. Errors name the node that failed. Thread-safe (no shared state).
+Result<std::map<std::string, Tensor>> run_reference(const Graph& graph,
+                                                    const std::map<std::string, Tensor>& inputs);
+
+}  // namespace tessera::host

@@ -1,0 +1,129 @@
+#include "accel/runtime/model_config.h"
+
+#include <fstream>
+
+#include <toml++/toml.h>
+
+namespace tessera {
+namespace {
+
+// Errors about model.toml name the file and the key.
+Status config_error(const std::filesystem::path& file, const std::string& key, const std::string& why) {
+  return Status::invalid_argument(file.string() + ": '" + key + "' " + why);
+}
+
+Result<std::string> required_string(const toml::table& table, const std::filesystem::path& file,
+                                    const std::string& key) {
+  const auto* node = table.get(key);
+  if (!node) return config_error(file, key, "is required");
+  auto value = node->value<std::string>();
+  if (!value || value->empty()) return config_error(file, key, "must be a non-empty string");
+  return *value;
+}
+
+Result<int> positive_int(const toml::table& table, const std::filesystem::path& file, const std::string& key,
+                         int max) {
+  const auto* node = table.get(key);
+  if (!node) return config_error(file, "input." + key, "is required");
+  auto value = node->value<int64_t>();
+  if (!value || *value < 1 || *value > max) {
+    return config_error(file, "input." + key, "must be an integer from 1 to " + std::to_string(max));
+  }
+  return static_cast<int>(*value);
+}
+
+Result<std::vector<float>> float_list(const toml::table& table, const std::filesystem::path& file,
+                                      const std::string& key, int channels, float fallback) {
+  const auto* node = table.get(key);
+  if (!node) return std::vector<float>(static_cast<size_t>(channels), fallback);
+  const auto* array = node->as_array();
+  if (!array || (array->size() != 1 && array->size() != static_cast<size_t>(channels))) {
+    return config_error(file, "input." + key, "must be a list of 1 or " + std::to_string(channels) + " numbers");
+  }
+  std::vector<float> values;
+  for (const auto& element : *array) {
+    auto v = element.value<double>();
+    if (!v) return config_error(file, "input." + key, "must hold numbers only");
+    values.push_back(static_cast<float>(*v));
+  }
+  if (values.size() == 1) values.assign(static_cast<size_t>(channels), values[0]);
+  return values;
+}
+
+Result<InvertMode> invert_mode(const toml::table& table, const std::filesystem::path& file) {
+  const auto* node = table.get("invert");
+  if (!node) return InvertMode::kNo;
+  if (auto b = node->value<bool>()) return *b ? InvertMode::kYes : InvertMode::kNo;
+  if (auto s = node->value<std::string>(); s && *s == "auto") return InvertMode::kAuto;
+  return config_error(file, "input.invert", "must be true, false or \"auto\"");
+}
+
+Result<ResizeMode> resize_mode(const toml::table& table, const std::filesystem::path& file) {
+  auto s = table["resize"].value_or(std::string("stretch"));
+  if (s == "stretch") return ResizeMode::kStretch;
+  if (s == "fit") return ResizeMode::kFit;
+  if (s == "center_crop") return ResizeMode::kCenterCrop;
+  return config_error(file, "input.resize", "must be \"stretch\", \"fit\" or \"center_crop\"");
+}
+
+Result<PreprocessConfig> input_config(const toml::table& root, const std::filesystem::path& file) {
+  const auto* input = root["input"].as_table();
+  if (!input) return config_error(file, "input", "table is required");
+  PreprocessConfig in;
+  TESSERA_ASSIGN_OR_RETURN(in.width, positive_int(*input, file, "width", 8192));
+  TESSERA_ASSIGN_OR_RETURN(in.height, positive_int(*input, file, "height", 8192));
+  TESSERA_ASSIGN_OR_RETURN(in.channels, positive_int(*input, file, "channels", 3));
+  if (in.channels == 2) return config_error(file, "input.channels", "must be 1 (gray) or 3 (RGB)");
+  in.scale = static_cast<float>((*input)["scale"].value_or(255.0));
+  if (!(in.scale > 0)) return config_error(file, "input.scale", "must be positive");
+  TESSERA_ASSIGN_OR_RETURN(in.mean, float_list(*input, file, "mean", in.channels, 0.0f));
+  TESSERA_ASSIGN_OR_RETURN(in.std, float_list(*input, file, "std", in.channels, 1.0f));
+  for (float s : in.std) {
+    if (!(s > 0)) return config_error(file, "input.std", "must hold positive numbers");
+  }
+  TESSERA_ASSIGN_OR_RETURN(in.invert, invert_mode(*input, file));
+  TESSERA_ASSIGN_OR_RETURN(in.resize, resize_mode(*input, file));
+  return in;
+}
+
+Result<std::vector<std::string>> read_labels(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return Status::not_found("cannot open labels file " + path.string());
+  std::vector<std::string> labels;
+  for (std::string line; std::getline(in, line);) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) labels.push_back(line);
+  }
+  if (labels.empty()) return Status::invalid_argument("labels file " + path.string() + " is empty");
+  return labels;
+}
+
+}  // namespace
+
+Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
+  const auto file = dir / "model.toml";
+  if (!std::filesystem::exists(file)) return Status::not_found("no model.toml in " + dir.string());
+  toml::table root;
+  try {
+    root = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    return Status::invalid_argument(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                                    std::string(e.description()));
+  }
+  ModelConfig config;
+  config.dir = std::filesystem::absolute(dir);
+  TESSERA_ASSIGN_OR_RETURN(config.name, required_string(root, file, "name"));
+  TESSERA_ASSIGN_OR_RETURN(std::string model_file, required_string(root, file, "file"));
+  config.file = config.dir / model_file;
+  if (!std::filesystem::exists(config.file)) {
+    return config_error(file, "file", "names " + config.file.string() + ", which does not exist");
+  }
+  config.format = root["format"].value_or(std::string("onnx"));
+  if (config.format != "onnx") return config_error(file, "format", "must be \"onnx\"");
+  TESSERA_ASSIGN_OR_RETURN(config.input, input_config(root, file));
+  TESSERA_ASSIGN_OR_RETURN(std::string labels_file, required_string(root, file, "labels"));
+  TESSERA_ASSIGN_OR_RETURN(config.labels, read_labels(config.dir / labels_file));
+  return config;
+}
+
+}  // namespace tessera

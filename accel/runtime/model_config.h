@@ -1,0 +1,25 @@
+// A model's folder in the repository: model.toml (name, file, format, labels, [input]).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "accel/common/status.h"
+#include "accel/image/preprocess.h"
+
+namespace tessera {
+
+struct ModelConfig {
+  std::string name;
+  std::filesystem::path dir;
+  std::filesystem::path file;      // absolute path of the model file
+  std::string format = "onnx";
+  PreprocessConfig input;
+  std::vector<std::string> labels; // from the labels file, one per class
+};
+
+// Parses DIR/model.toml; the error names the file and the offending key.
+Result<ModelConfig> load_model_config(const std::filesystem::path& dir);
+
+}  // namespace tessera

@@ -1,0 +1,32 @@
+# tessera_proto_library(<target> ROOT <dir> PROTOS <file.proto>... [GRPC])
+# Compiles .proto files (paths relative to ROOT) into a static library with protoc, and with
+# grpc_cpp_plugin when GRPC is given. Generated sources live in the build tree.
+function(tessera_proto_library target)
+  cmake_parse_arguments(ARG "GRPC" "ROOT" "PROTOS" ${ARGN})
+  set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/gen)
+  file(MAKE_DIRECTORY ${out_dir})
+  set(sources)
+  foreach(proto ${ARG_PROTOS})
+    string(REGEX REPLACE "\\.proto$" "" base ${proto})
+    set(outputs ${out_dir}/${base}.pb.cc ${out_dir}/${base}.pb.h)
+    set(args --cpp_out=${out_dir})
+    if(ARG_GRPC)
+      list(APPEND outputs ${out_dir}/${base}.grpc.pb.cc ${out_dir}/${base}.grpc.pb.h)
+      list(APPEND args --grpc_out=${out_dir} --plugin=protoc-gen-grpc=${GRPC_CPP_PLUGIN})
+    endif()
+    add_custom_command(
+      OUTPUT ${outputs}
+      COMMAND protobuf::protoc -I ${ARG_ROOT} ${args} ${ARG_ROOT}/${proto}
+      DEPENDS ${ARG_ROOT}/${proto} protobuf::protoc
+      COMMENT "protoc ${proto}"
+      VERBATIM)
+    list(APPEND sources ${outputs})
+  endforeach()
+  add_library(${target} STATIC ${sources})
+  target_include_directories(${target} SYSTEM PUBLIC ${out_dir})
+  target_link_libraries(${target} PUBLIC protobuf::libprotobuf)
+  if(ARG_GRPC)
+    target_link_libraries(${target} PUBLIC gRPC::grpc++)
+  endif()
+  set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+endfunction()

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tessera builds, runs and tests with. Idempotent: it asks apt only
+# for what is missing, and runs `apt-get update` at most once per call.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build pkg-config
+  # libraries (all Debian 12 packages; nothing is vendored)
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libboost-dev libspdlog-dev libgtest-dev libgmock-dev
+  libturbojpeg0-dev libspng-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
+  libxrt-dev zlib1g-dev
+  # reference models and data for tests (PyTorch, ONNX, OpenCV live under /usr/bin/python3)
+  python3 python3-torch python3-torchvision python3-onnx python3-numpy python3-opencv python3-pil
+  dataset-fashion-mnist
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
