@@ -119,7 +119,7 @@ struct Graph {
   const Tensor* constant(const std::string& name) const;
 };
 
-// Shapes of every activation for a given batch size; NOT_FOUND/INVALID_ARGUMENT naming the node
+// Shapes of every activation for a given batch size; INVALID_ARGUMENT naming the node
 // when the graph is inconsistent (unknown input, wrong operand shapes).
 Result<std::map<std::string, Shape>> infer_shapes(const Graph& graph, int64_t batch);
 

@@ -20,7 +20,7 @@ struct PreprocessConfig {
   float scale = 255.0f;      // x = pixel / scale
   std::vector<float> mean;   // one per channel: x = (x - mean) / std
   std::vector<float> std;
-  InvertMode invert = InvertMode::kNo;  // kAuto: invert when the border is brighter than the centre
+  InvertMode invert = InvertMode::kNo;  // kAuto: invert when the border ring is brighter than the whole image
   ResizeMode resize = ResizeMode::kStretch;
 };
 

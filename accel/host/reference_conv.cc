@@ -1,0 +1,104 @@
+// Reference Conv: im2col per image and group, then a GEMM (weights x columns) whose innermost
+// loop runs along an output row.
+#include <algorithm>
+#include <cstring>
+
+#include "accel/graph/op_shapes.h"
+#include "accel/host/reference_gemm.h"
+#include "accel/host/reference_ops.h"
+
+namespace tessera::host {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Geometry of one conv, resolved once.
+struct ConvGeometry {
+  int64_t channels, height, width;  // per group input channels, input size
+  int64_t out_h, out_w;
+  int64_t kh, kw, sh, sw, dh, dw, pad_top, pad_left;
+};
+
+// Writes the columns of one group's input: row (c, i, j) holds, for every output position, the
+// input value under kernel tap (i, j) of channel c (0 in the padding).
+void im2col(const float* x, const ConvGeometry& g, float* col) {
+  const int64_t plane = g.out_h * g.out_w;
+  for (int64_t c = 0; c < g.channels; ++c) {
+    const float* xc = x + c * g.height * g.width;
+    for (int64_t i = 0; i < g.kh; ++i) {
+      for (int64_t j = 0; j < g.kw; ++j) {
+        float* row = col + ((c * g.kh + i) * g.kw + j) * plane;
+        // Input column of output column ow is ow * sw + offset; [lo, hi) lands inside the input.
+        const int64_t offset = j * g.dw - g.pad_left;
+        const int64_t lo = std::min(g.out_w, offset >= 0 ? 0 : ceil_div(-offset, g.sw));
+        const int64_t hi = std::max(
+            lo, std::min(g.out_w, g.width - offset <= 0 ? 0 : ceil_div(g.width - offset, g.sw)));
+        for (int64_t oh = 0; oh < g.out_h; ++oh) {
+          float* dst = row + oh * g.out_w;
+          const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
+          if (ih < 0 || ih >= g.height) {
+            std::fill(dst, dst + g.out_w, 0.0f);
+            continue;
+          }
+          const float* src = xc + ih * g.width;
+          std::fill(dst, dst + lo, 0.0f);
+          if (g.sw == 1) {
+            std::memcpy(dst + lo, src + lo + offset, static_cast<size_t>(hi - lo) * sizeof(float));
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g.sw + offset];
+          }
+          std::fill(dst + hi, dst + g.out_w, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias,
+                      const ConvAttrs& attrs) {
+  TESSERA_ASSIGN_OR_RETURN(
+      Shape out_shape, conv_output_shape(x.shape, w.shape, bias ? &bias->shape : nullptr, attrs));
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
+  const int64_t m = w.dim(0), group = attrs.group;
+  const int64_t cg = c / group, mg = m / group;
+  const ConvGeometry g{cg,
+                       h,
+                       wd,
+                       out_shape[2],
+                       out_shape[3],
+                       w.dim(2),
+                       w.dim(3),
+                       attrs.stride[0],
+                       attrs.stride[1],
+                       attrs.dilation[0],
+                       attrs.dilation[1],
+                       attrs.pads[0],
+                       attrs.pads[1]};
+  const int64_t plane = g.out_h * g.out_w;
+  const int64_t k = cg * g.kh * g.kw;
+  // A 1x1, stride-1, unpadded conv reads its input directly as the column matrix.
+  const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 &&
+                      g.pad_left == 0 && g.out_h == h && g.out_w == wd;
+  std::vector<float> col(direct ? 0 : static_cast<size_t>(k * plane));
+  Tensor y(out_shape);
+  for (int64_t img = 0; img < n; ++img) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const float* xg = x.ptr() + (img * c + gi * cg) * h * wd;
+      float* yg = y.ptr() + (img * m + gi * mg) * plane;
+      if (bias != nullptr) {
+        for (int64_t oc = 0; oc < mg; ++oc) {
+          std::fill(yg + oc * plane, yg + (oc + 1) * plane,
+                    bias->data[static_cast<size_t>(gi * mg + oc)]);
+        }
+      }
+      if (!direct) im2col(xg, g, col.data());
+      sgemm_accumulate(mg, plane, k, w.ptr() + gi * mg * k, k, direct ? xg : col.data(), plane, yg,
+                       plane);
+    }
+  }
+  return y;
+}
+
+}  // namespace tessera::host

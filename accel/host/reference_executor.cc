@@ -1,0 +1,251 @@
+// The float32 reference executor: validates, infers shapes once, then walks the nodes in order,
+// freeing each activation after its last use. A batch-separable graph with N > 1 runs as two
+// half batches on two threads.
+#include "accel/host/reference_executor.h"
+
+#include <algorithm>
+#include <exception>
+#include <new>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "accel/graph/op_shapes.h"
+#include "accel/host/reference_batch_split.h"
+#include "accel/host/reference_ops.h"
+
+namespace tessera::host {
+namespace {
+
+using TensorMap = std::map<std::string, Tensor>;
+
+// Facts about the graph computed once per run.
+struct RunPlan {
+  std::map<std::string, size_t> last_use;  // activation -> index of the last node reading it
+  std::set<std::string> graph_outputs;
+};
+
+RunPlan make_plan(const Graph& graph) {
+  RunPlan plan;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& name : graph.nodes[i].inputs) {
+      if (!name.empty()) plan.last_use[name] = i;
+    }
+  }
+  for (const ValueInfo& out : graph.outputs) plan.graph_outputs.insert(out.name);
+  return plan;
+}
+
+// The tensors one run can read: produced activations (owned), graph inputs, constants.
+class Activations {
+ public:
+  Activations(const Graph& graph, const std::map<std::string, const Tensor*>& inputs)
+      : graph_(graph), inputs_(inputs) {}
+
+  const Tensor* find(const std::string& name) const {
+    if (auto it = owned_.find(name); it != owned_.end()) return &it->second;
+    if (auto it = inputs_.find(name); it != inputs_.end()) return it->second;
+    return graph_.constant(name);
+  }
+
+  // The tensor by value: moved out when `last` (its final reader) and owned, else copied.
+  Tensor take(const std::string& name, bool last) {
+    if (auto it = owned_.find(name); it != owned_.end() && last) {
+      Tensor t = std::move(it->second);
+      owned_.erase(it);
+      return t;
+    }
+    return *find(name);
+  }
+
+  void put(const std::string& name, Tensor t) { owned_[name] = std::move(t); }
+  void release(const std::string& name) { owned_.erase(name); }
+
+ private:
+  const Graph& graph_;
+  const std::map<std::string, const Tensor*>& inputs_;
+  TensorMap owned_;
+};
+
+// Runs one node. `full_shapes`, when given, are the whole batch's shapes: this run is a part of
+// the batch, and Reshape targets keep the part's own dim 0.
+Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const RunPlan& plan,
+                        const std::map<std::string, Shape>* full_shapes) {
+  std::vector<const Tensor*> ops(node.inputs.size(), nullptr);
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i].empty()) continue;
+    ops[i] = acts.find(node.inputs[i]);
+    if (ops[i] == nullptr)
+      return Status::internal("input '" + node.inputs[i] + "' is not available");
+  }
+  auto opt = [&](size_t i) { return i < ops.size() ? ops[i] : nullptr; };
+  // Operand 0 by value, moved when nothing reads it later.
+  auto take0 = [&]() {
+    const std::string& name = node.inputs[0];
+    const bool last = plan.last_use.at(name) == index && plan.graph_outputs.count(name) == 0 &&
+                      std::count(node.inputs.begin(), node.inputs.end(), name) == 1;
+    return acts.take(name, last);
+  };
+  switch (node.op) {
+    case OpKind::kConv: return conv2d(*ops[0], *ops[1], opt(2), std::get<ConvAttrs>(node.attrs));
+    case OpKind::kRelu: return relu(take0());
+    case OpKind::kClip: return clip(take0(), node_attrs<ClipAttrs>(node));
+    case OpKind::kIdentity: return identity(take0());
+    case OpKind::kMaxPool: return max_pool2d(*ops[0], std::get<PoolAttrs>(node.attrs));
+    case OpKind::kAveragePool: return average_pool2d(*ops[0], std::get<PoolAttrs>(node.attrs));
+    case OpKind::kGlobalAveragePool: return global_average_pool(*ops[0]);
+    case OpKind::kGemm: return gemm(*ops[0], *ops[1], opt(2), node_attrs<GemmAttrs>(node));
+    case OpKind::kMatMul: return matmul(*ops[0], *ops[1]);
+    case OpKind::kAdd: return add(*ops[0], *ops[1]);
+    case OpKind::kMul: return mul(*ops[0], *ops[1]);
+    case OpKind::kConcat: return concat(ops, node_axis(node));
+    case OpKind::kFlatten: return flatten(take0(), node_axis(node));
+    case OpKind::kReshape: {
+      ReshapeAttrs attrs = std::get<ReshapeAttrs>(node.attrs);
+      if (full_shapes != nullptr && ops[0]->rank() > 0) {
+        attrs.shape = full_shapes->at(node.outputs[0]);
+        attrs.shape[0] = ops[0]->dim(0);
+        attrs.allow_zero = true;  // every dim is explicit
+      }
+      return reshape(take0(), attrs);
+    }
+    case OpKind::kBatchNorm:
+      return batch_norm(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4],
+                        node_attrs<BatchNormAttrs>(node));
+    case OpKind::kLrn: return lrn(*ops[0], node_attrs<LrnAttrs>(node));
+    case OpKind::kSoftmax: return softmax(*ops[0], node_axis(node));
+  }
+  return Status::unimplemented("no reference kernel");
+}
+
+// Runs every node on `inputs` and returns the graph outputs.
+Result<TensorMap> run_nodes(const Graph& graph, const RunPlan& plan,
+                            const std::map<std::string, const Tensor*>& inputs,
+                            const std::map<std::string, Shape>* full_shapes) {
+  Activations acts(graph, inputs);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    auto out = run_node(node, i, acts, plan, full_shapes);
+    if (!out)
+      return Status(out.status().code(), node_label(node, i) + ": " + out.status().message());
+    const std::string& out_name = node.outputs[0];
+    acts.put(out_name, std::move(out).value());
+    for (const std::string& name : node.inputs) {
+      if (!name.empty() && plan.last_use.at(name) == i && plan.graph_outputs.count(name) == 0) {
+        acts.release(name);
+      }
+    }
+    if (plan.last_use.count(out_name) == 0 && plan.graph_outputs.count(out_name) == 0) {
+      acts.release(out_name);
+    }
+  }
+  TensorMap outputs;
+  for (const ValueInfo& out : graph.outputs) {
+    if (outputs.count(out.name) == 0) outputs[out.name] = acts.take(out.name, true);
+  }
+  return outputs;
+}
+
+// Checks the caller's tensors against the graph inputs; returns their shapes.
+Result<std::map<std::string, Shape>> check_inputs(const Graph& graph,
+                                                  const std::map<std::string, Tensor>& inputs) {
+  std::map<std::string, Shape> shapes;
+  for (const ValueInfo& in : graph.inputs) {
+    auto it = inputs.find(in.name);
+    if (it == inputs.end()) {
+      std::string reader;
+      for (size_t i = 0; i < graph.nodes.size() && reader.empty(); ++i) {
+        const auto& names = graph.nodes[i].inputs;
+        if (std::find(names.begin(), names.end(), in.name) != names.end()) {
+          reader = " (read by " + node_label(graph.nodes[i], i) + ")";
+        }
+      }
+      return Status::invalid_argument("graph input '" + in.name + "'" + reader + " was not given");
+    }
+    const Tensor& t = it->second;
+    bool fits = t.shape.size() == in.shape.size();
+    for (size_t d = 1; fits && d < t.shape.size(); ++d)
+      fits = in.shape[d] < 0 || in.shape[d] == t.shape[d];
+    if (!fits) {
+      return Status::invalid_argument("input '" + in.name + "' has shape " +
+                                      shape_to_string(t.shape) + ", the graph expects " +
+                                      shape_to_string(in.shape));
+    }
+    if (t.elements() != shape_elements(t.shape)) {
+      return Status::invalid_argument("input '" + in.name + "' has " +
+                                      std::to_string(t.elements()) + " values for shape " +
+                                      shape_to_string(t.shape));
+    }
+    shapes[in.name] = t.shape;
+  }
+  for (const auto& [name, tensor] : inputs) {
+    if (shapes.count(name) == 0)
+      return Status::invalid_argument("'" + name + "' is not a graph input");
+  }
+  return shapes;
+}
+
+Result<TensorMap> run_split(const Graph& graph, const RunPlan& plan,
+                            const std::map<std::string, Tensor>& inputs,
+                            const std::map<std::string, Shape>& shapes, int64_t batch) {
+  const int64_t first = batch / 2;
+  std::map<std::string, Tensor> halves[2];
+  std::map<std::string, const Tensor*> views[2];
+  for (const auto& [name, tensor] : inputs) {
+    halves[0][name] = slice_batch(tensor, 0, first);
+    halves[1][name] = slice_batch(tensor, first, batch);
+    views[0][name] = &halves[0][name];
+    views[1][name] = &halves[1][name];
+  }
+  Result<TensorMap> second = Status::internal("the second half did not run");
+  std::thread worker([&] {
+    try {
+      second = run_nodes(graph, plan, views[1], &shapes);
+    } catch (const std::bad_alloc&) {
+      second = Status::resource_exhausted("out of memory running the reference graph");
+    } catch (const std::exception& e) {
+      second = Status::internal(std::string("reference executor: ") + e.what());
+    }
+  });
+  Result<TensorMap> head = Status::internal("the first half did not run");
+  try {
+    head = run_nodes(graph, plan, views[0], &shapes);
+  } catch (...) {
+    worker.join();
+    throw;
+  }
+  worker.join();
+  if (!head) return head.status();
+  if (!second) return second.status();
+  TensorMap outputs;
+  for (const ValueInfo& out : graph.outputs) {
+    outputs[out.name] = join_batch(head->at(out.name), second->at(out.name));
+  }
+  return outputs;
+}
+
+}  // namespace
+
+Result<std::map<std::string, Tensor>> run_reference(const Graph& graph,
+                                                    const std::map<std::string, Tensor>& inputs) {
+  try {
+    TESSERA_RETURN_IF_ERROR(validate_graph(graph));
+    TESSERA_ASSIGN_OR_RETURN(const auto input_shapes, check_inputs(graph, inputs));
+    TESSERA_ASSIGN_OR_RETURN(const auto shapes, infer_shapes_from(graph, input_shapes));
+    const RunPlan plan = make_plan(graph);
+    const int64_t batch = common_batch(graph, shapes);
+    if (batch > 1 && std::thread::hardware_concurrency() > 1 &&
+        batch_separable(graph, shapes, batch)) {
+      return run_split(graph, plan, inputs, shapes, batch);
+    }
+    std::map<std::string, const Tensor*> views;
+    for (const auto& [name, tensor] : inputs) views[name] = &tensor;
+    return run_nodes(graph, plan, views, nullptr);
+  } catch (const std::bad_alloc&) {
+    return Status::resource_exhausted("out of memory running the reference graph");
+  } catch (const std::exception& e) {
+    return Status::internal(std::string("reference executor: ") + e.what());
+  }
+}
+
+}  // namespace tessera::host

@@ -1,0 +1,52 @@
+// Float32 reference kernels, one function per operator: the "reference twins" optimised paths
+// are checked against. Simple and single-threaded; shapes follow accel/graph/op_shapes.h and a
+// mismatch is an INVALID_ARGUMENT, never a crash. Tensors are NCHW where an op is spatial.
+// Ops that may reuse their input's storage take it by value (pass std::move to avoid a copy).
+#pragma once
+
+#include <vector>
+
+#include "accel/common/status.h"
+#include "accel/graph/graph.h"
+#include "accel/graph/tensor.h"
+
+namespace tessera::host {
+
+// 2-D convolution: x [N,C,H,W], w [M,C/group,kH,kW], optional bias [M] (nullptr for none).
+Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs);
+
+Result<Tensor> relu(Tensor x);
+Result<Tensor> clip(Tensor x, const ClipAttrs& attrs);
+Result<Tensor> identity(Tensor x);
+
+// Max over each window; padded positions never win.
+Result<Tensor> max_pool2d(const Tensor& x, const PoolAttrs& attrs);
+// Mean over each window; with count_include_pad the divisor counts padded positions (but not a
+// ceil-mode window's part beyond the trailing pad, as PyTorch), else only input elements.
+Result<Tensor> average_pool2d(const Tensor& x, const PoolAttrs& attrs);
+// Mean over all spatial dims: [N,C,D1,...] -> [N,C,1,...].
+Result<Tensor> global_average_pool(const Tensor& x);
+
+// alpha * A' * B' + beta * C; c (nullptr for none) broadcasts to [M,N].
+Result<Tensor> gemm(const Tensor& a, const Tensor& b, const Tensor* c, const GemmAttrs& attrs);
+// Numpy matmul, including 1-D operands and broadcast batch dims.
+Result<Tensor> matmul(const Tensor& a, const Tensor& b);
+
+// Elementwise with numpy broadcasting.
+Result<Tensor> add(const Tensor& a, const Tensor& b);
+Result<Tensor> mul(const Tensor& a, const Tensor& b);
+
+// Concatenation along `axis` (negative counts from the end).
+Result<Tensor> concat(const std::vector<const Tensor*>& inputs, int axis);
+Result<Tensor> flatten(Tensor x, int axis);
+Result<Tensor> reshape(Tensor x, const ReshapeAttrs& attrs);
+
+// Inference batch norm: (x - mean) / sqrt(var + epsilon) * scale + bias, per channel (dim 1).
+Result<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias,
+                          const Tensor& mean, const Tensor& var, const BatchNormAttrs& attrs);
+// Across-channel LRN as ONNX defines it.
+Result<Tensor> lrn(const Tensor& x, const LrnAttrs& attrs);
+// Softmax along `axis` (opset-13 semantics), max-subtracted for stability.
+Result<Tensor> softmax(const Tensor& x, int axis);
+
+}  // namespace tessera::host
