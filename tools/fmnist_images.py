@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""Write the first N Fashion-MNIST test images as grayscale PNG and/or JPEG files.
+"""Write the first N Fashion-MNIST images of a split as grayscale PNG and/or JPEG files.
 
 Usage: /usr/bin/python3 tools/fmnist_images.py --out DIR --count N [--format png|jpg|both]
+       [--split t10k|train]
 
 Files are named {index:05d}_{label_index}.{png,jpg} (JPEG quality 95); DIR/labels.csv lists
-file,label_index,label_name for every file written. Used by the integration tests.
+file,label_index,label_name for every file written. Used by the integration tests (test split)
+and to make a model's int8 calibration set (training split: models/fashion-mnist/calibration).
 """
 
 import argparse
@@ -23,10 +25,11 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--format", choices=["png", "jpg", "both"], default="png")
+    p.add_argument("--split", choices=["t10k", "train"], default="t10k")
     args = p.parse_args()
 
     try:
-        images, labels = load_split("t10k")
+        images, labels = load_split(args.split)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

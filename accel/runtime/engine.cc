@@ -5,6 +5,7 @@
 
 #include "accel/host/reference_executor.h"
 #include "accel/import/onnx/onnx_importer.h"
+#include "accel/runtime/engine_int8.h"
 
 namespace tessera {
 namespace {
@@ -41,21 +42,42 @@ Result<int> check_signature(const ModelConfig& config, const Graph& graph) {
 
 }  // namespace
 
-Engine::Engine(ModelConfig config, Graph graph, int num_classes)
-    : config_(std::move(config)), graph_(std::move(graph)), num_classes_(num_classes) {
+const char* precision_name(Precision p) { return p == Precision::kInt8 ? "int8" : "fp32"; }
+
+Result<Precision> parse_precision(const std::string& name) {
+  if (name == "int8") return Precision::kInt8;
+  if (name == "fp32") return Precision::kFp32;
+  return Status::invalid_argument("precision must be int8 or fp32, not '" + name + "'");
+}
+
+Engine::Engine(ModelConfig config, Graph graph, int num_classes, EngineOptions options)
+    : config_(std::move(config)), graph_(std::move(graph)), num_classes_(num_classes), options_(std::move(options)) {
   for (const Node& node : graph_.nodes) {
     if (node.outputs[0] == graph_.outputs[0].name) ends_with_softmax_ = node.op == OpKind::kSoftmax;
   }
+  options_.calibration_samples.clear();  // only needed while loading
 }
 
-Result<std::unique_ptr<Engine>> Engine::load(const ModelConfig& config) {
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::load(const ModelConfig& config, const EngineOptions& options) {
   auto graph = import_onnx_file(config.file);
   if (!graph) return Status(graph.status().code(), model_error_prefix(config) + graph.status().message());
   TESSERA_ASSIGN_OR_RETURN(int classes, check_signature(config, *graph));
-  return std::unique_ptr<Engine>(new Engine(config, std::move(graph).value(), classes));
+  if (options.max_batch < 1) return Status::invalid_argument("max_batch must be at least 1");
+  std::unique_ptr<Engine> engine(new Engine(config, std::move(graph).value(), classes, options));
+  if (options.precision == Precision::kFp32) {
+    engine->summary_ = "fp32: " + std::to_string(engine->graph_.nodes.size()) + " nodes on the host";
+    return engine;
+  }
+  auto int8 = Int8Path::create(engine->config_, engine->graph_, options);
+  if (!int8) return Status(int8.status().code(), model_error_prefix(config) + int8.status().message());
+  engine->int8_ = std::move(int8).value();
+  engine->summary_ = "int8: " + engine->int8_->summary();
+  return engine;
 }
 
-Result<std::vector<std::vector<float>>> Engine::run(const Tensor& batch) const {
+Status Engine::check_batch(const Tensor& batch) const {
   const PreprocessConfig& in = config_.input;
   if (batch.rank() != 4 || batch.dim(0) < 1 || batch.dim(1) != in.channels || batch.dim(2) != in.height ||
       batch.dim(3) != in.width) {
@@ -63,28 +85,52 @@ Result<std::vector<std::vector<float>>> Engine::run(const Tensor& batch) const {
                                     " does not match the model's N x " + std::to_string(in.channels) + " x " +
                                     std::to_string(in.height) + " x " + std::to_string(in.width));
   }
-  TESSERA_ASSIGN_OR_RETURN(auto outputs, host::run_reference(graph_, {{graph_.inputs[0].name, batch}}));
-  const Tensor& scores = outputs.at(graph_.outputs[0].name);
-  const auto n = static_cast<size_t>(batch.dim(0));
-  const auto k = static_cast<size_t>(num_classes_);
-  if (scores.data.size() != n * k) {
-    return Status::internal(model_error_prefix(config_) + "output " + shape_to_string(scores.shape) +
-                            " is not N x classes");
-  }
-  std::vector<std::vector<float>> rows(n);
-  for (size_t i = 0; i < n; ++i) rows[i].assign(scores.data.begin() + static_cast<std::ptrdiff_t>(i * k),
-                                                scores.data.begin() + static_cast<std::ptrdiff_t>((i + 1) * k));
-  return rows;
+  return Status::ok();
 }
 
-Result<std::vector<std::vector<float>>> Engine::classify(const Tensor& batch) const {
-  TESSERA_ASSIGN_OR_RETURN(auto rows, run(batch));
-  if (ends_with_softmax_) return rows;
+Result<Inference> Engine::infer(const Tensor& batch) const {
+  TESSERA_RETURN_IF_ERROR(check_batch(batch));
+  if (int8_) return int8_->infer(batch);
+  const auto start = std::chrono::steady_clock::now();
+  TESSERA_ASSIGN_OR_RETURN(auto outputs, host::run_reference(graph_, {{graph_.inputs[0].name, batch}}));
+  Inference result;
+  result.host_us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+  TESSERA_ASSIGN_OR_RETURN(result.scores, split_rows(outputs.at(graph_.outputs[0].name), batch.dim(0), num_classes_));
+  return result;
+}
+
+Result<std::vector<std::vector<float>>> Engine::run(const Tensor& batch) const {
+  TESSERA_ASSIGN_OR_RETURN(Inference inference, infer(batch));
+  return std::move(inference.scores);
+}
+
+void Engine::to_probabilities(std::vector<std::vector<float>>& rows) const {
+  if (ends_with_softmax_) return;
   for (auto& row : rows) {
     const float max = *std::max_element(row.begin(), row.end());
     double sum = 0;
     for (float& v : row) sum += (v = std::exp(v - max));
     for (float& v : row) v = static_cast<float>(v / sum);
+  }
+}
+
+Result<std::vector<std::vector<float>>> Engine::classify(const Tensor& batch) const {
+  TESSERA_ASSIGN_OR_RETURN(auto rows, run(batch));
+  to_probabilities(rows);
+  return rows;
+}
+
+Result<std::vector<std::vector<float>>> split_rows(const Tensor& scores, int64_t n, int classes) {
+  const auto k = static_cast<size_t>(classes);
+  if (scores.data.size() != static_cast<size_t>(n) * k) {
+    return Status::internal("model output " + shape_to_string(scores.shape) + " is not " + std::to_string(n) + " x " +
+                            std::to_string(classes));
+  }
+  std::vector<std::vector<float>> rows(static_cast<size_t>(n));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].assign(scores.data.begin() + static_cast<std::ptrdiff_t>(i * k),
+                   scores.data.begin() + static_cast<std::ptrdiff_t>((i + 1) * k));
   }
   return rows;
 }

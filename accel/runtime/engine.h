@@ -1,41 +1,84 @@
-// Engine: a loaded model ready to run batches. This first version runs the float32 host
-// reference path; the int8 fabric + host pipeline replaces its inside, not its interface.
+// Engine: a loaded model ready to run batches. Two precisions:
+//  - fp32: the whole graph on the host's float reference path;
+//  - int8: the compiled fabric part (conv/pool/add/concat, kernels/kernel_abi.h) on a Device
+//    (the emulator or a board), the rest (FC, softmax, ...) on the host in float, as two
+//    pipeline stages on their own threads so batch i's convolutions overlap batch i-1's FC
+//    layers (NEURAghe's software pipeline, seeds/003).
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "accel/common/status.h"
+#include "accel/device/device.h"
 #include "accel/graph/graph.h"
 #include "accel/graph/tensor.h"
 #include "accel/runtime/model_config.h"
 
 namespace tessera {
 
+enum class Precision { kFp32, kInt8 };
+const char* precision_name(Precision p);
+Result<Precision> parse_precision(const std::string& name);
+
+struct EngineOptions {
+  Precision precision = Precision::kFp32;
+  std::shared_ptr<Device> device;        // required for kInt8
+  uint32_t max_batch = 8;                // largest batch one device run takes
+  bool pipelined = true;                 // int8: fabric and host stages on their own threads
+  std::chrono::milliseconds device_timeout{10000};
+  // int8 calibration inputs (each N x C x H x W, preprocessed); empty: the images of the
+  // model's [quantization] calibration folder.
+  std::vector<Tensor> calibration_samples;
+};
+
+// One batch's answer: raw scores (logits) per image and where the time went.
+struct Inference {
+  std::vector<std::vector<float>> scores;
+  uint64_t fabric_us = 0;        // measured time of the fabric stage (device run + int8 I/O)
+  uint64_t host_us = 0;          // measured time of the host stage
+  uint64_t fabric_cycles = 0;    // device cycles (modelled on the emulator)
+};
+
 class Engine {
  public:
-  // Imports config.file (ONNX), validates the graph and checks that it takes one
-  // C x H x W input matching config.input and yields one score vector per image.
-  static Result<std::unique_ptr<Engine>> load(const ModelConfig& config);
+  static Result<std::unique_ptr<Engine>> load(const ModelConfig& config, const EngineOptions& options = {});
+  ~Engine();
 
   const ModelConfig& config() const { return config_; }
   const Graph& graph() const { return graph_; }
   int num_classes() const { return num_classes_; }
+  Precision precision() const { return options_.precision; }
+  // What runs where, e.g. "int8: 6 fabric layers (...) on emu; host: Flatten Gemm Relu Gemm".
+  const std::string& summary() const { return summary_; }
 
-  // Runs a batch (N x C x H x W, preprocessed) and returns the raw model outputs (logits),
-  // one row of num_classes() per image. Thread-safe.
+  // Runs a batch (N x C x H x W, preprocessed). Thread-safe; concurrent callers share the
+  // pipeline, so their batches overlap stage by stage.
+  Result<Inference> infer(const Tensor& batch) const;
+
+  // Raw outputs (logits), one row of num_classes() per image.
   Result<std::vector<std::vector<float>>> run(const Tensor& batch) const;
-
   // run() followed by softmax over each row (unless the graph already ends with a Softmax).
   Result<std::vector<std::vector<float>>> classify(const Tensor& batch) const;
 
+  // Softmax over each row in place (no-op when the graph ends with a Softmax).
+  void to_probabilities(std::vector<std::vector<float>>& rows) const;
+
+  struct Int8Path;  // the compiled fabric part and its pipeline (engine_int8.cc)
+
  private:
-  Engine(ModelConfig config, Graph graph, int num_classes);
+  Engine(ModelConfig config, Graph graph, int num_classes, EngineOptions options);
+  Status check_batch(const Tensor& batch) const;
 
   ModelConfig config_;
   Graph graph_;
   int num_classes_ = 0;
   bool ends_with_softmax_ = false;
+  EngineOptions options_;
+  std::string summary_;
+  std::unique_ptr<Int8Path> int8_;
 };
 
 }  // namespace tessera

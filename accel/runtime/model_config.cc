@@ -86,6 +86,39 @@ Result<PreprocessConfig> input_config(const toml::table& root, const std::filesy
   return in;
 }
 
+Result<QuantConfig> quant_config(const toml::table& root, const std::filesystem::path& file,
+                                 const std::filesystem::path& dir) {
+  QuantConfig q;
+  const auto* table = root["quantization"].as_table();
+  if (!table) return q;
+  if (const auto* node = table->get("calibration")) {
+    auto value = node->value<std::string>();
+    if (!value || value->empty()) return config_error(file, "quantization.calibration", "must be a folder name");
+    q.calibration_dir = dir / *value;
+    if (!std::filesystem::is_directory(q.calibration_dir)) {
+      return config_error(file, "quantization.calibration", "names " + q.calibration_dir.string() + ", which is not a folder");
+    }
+  }
+  const auto method = (*table)["method"].value_or(std::string("minmax"));
+  if (method == "minmax") {
+    q.calibration.method = quant::CalibrationMethod::kMinMax;
+  } else if (method == "percentile") {
+    q.calibration.method = quant::CalibrationMethod::kPercentile;
+  } else {
+    return config_error(file, "quantization.method", "must be \"minmax\" or \"percentile\"");
+  }
+  q.calibration.percentile = (*table)["percentile"].value_or(99.99);
+  if (!(q.calibration.percentile > 0 && q.calibration.percentile <= 100)) {
+    return config_error(file, "quantization.percentile", "must be in (0, 100]");
+  }
+  const int64_t max_images = (*table)["max_images"].value_or(int64_t{200});
+  if (max_images < 1 || max_images > 100000) {
+    return config_error(file, "quantization.max_images", "must be from 1 to 100000");
+  }
+  q.max_images = static_cast<int>(max_images);
+  return q;
+}
+
 Result<std::vector<std::string>> read_labels(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return Status::not_found("cannot open labels file " + path.string());
@@ -123,6 +156,7 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   TESSERA_ASSIGN_OR_RETURN(config.input, input_config(root, file));
   TESSERA_ASSIGN_OR_RETURN(std::string labels_file, required_string(root, file, "labels"));
   TESSERA_ASSIGN_OR_RETURN(config.labels, read_labels(config.dir / labels_file));
+  TESSERA_ASSIGN_OR_RETURN(config.quantization, quant_config(root, file, config.dir));
   return config;
 }
 

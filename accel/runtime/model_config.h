@@ -7,8 +7,16 @@
 
 #include "accel/common/status.h"
 #include "accel/image/preprocess.h"
+#include "accel/quant/calibration.h"
 
 namespace tessera {
+
+// [quantization]: where the int8 path takes its calibration images and how it reads them.
+struct QuantConfig {
+  std::filesystem::path calibration_dir;  // absolute; empty when model.toml names none
+  quant::CalibrationOptions calibration;
+  int max_images = 200;
+};
 
 struct ModelConfig {
   std::string name;
@@ -17,6 +25,7 @@ struct ModelConfig {
   std::string format = "onnx";
   PreprocessConfig input;
   std::vector<std::string> labels; // from the labels file, one per class
+  QuantConfig quantization;
 };
 
 // Parses DIR/model.toml; the error names the file and the offending key.

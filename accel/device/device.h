@@ -1,0 +1,50 @@
+// Device: where a compiled program's fabric part runs. Backends: `emu` (bit-exact software
+// accelerator, the default without a board) and `xrt` (a real board through XRT). They register
+// in one explicit registry (device_registry.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "accel/common/status.h"
+#include "accel/device/program.h"
+
+namespace tessera {
+
+struct DeviceInfo {
+  std::string kind;         // "emu" | "xrt"
+  std::string name;         // e.g. "emulator (2 threads, AVX2)" or the card's name
+  std::string board;        // board profile the timing model uses, e.g. "zcu102"
+  std::string detail;       // xclbin path, XRT version, ... for logs and ServerMetadata
+};
+
+// A program resident on a device (weights uploaded once), runnable on batches up to max_batch.
+// run() is not re-entrant on one DeviceProgram; a pipeline that wants two batches in flight
+// loads the program twice or uses two buffer sets (the XRT backend ping-pongs internally).
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+
+  // inputs: batch x program.input_bytes() int8 (C x H x W per image), outputs: batch x
+  // program.output_bytes(). DEADLINE_EXCEEDED when the device does not finish in `timeout`
+  // (the run is aborted), INTERNAL naming the layer when the kernel refuses a descriptor.
+  virtual Status run(std::span<const int8_t> inputs, uint32_t batch, std::span<int8_t> outputs,
+                     std::chrono::milliseconds timeout) = 0;
+
+  // Fabric cycles the last run() takes on the device's board profile (modelled on `emu`,
+  // measured where the hardware reports it).
+  virtual uint64_t last_run_cycles() const = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual DeviceInfo info() const = 0;
+  // Validates every descriptor (abi::layer_fits) and makes the weights resident.
+  virtual Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) = 0;
+};
+
+}  // namespace tessera

@@ -1,0 +1,101 @@
+#include "accel/device/device_registry.h"
+
+#include <array>
+#include <cstdlib>
+#include <system_error>
+#include <utility>
+
+#include "accel/device/emu/emu_device.h"
+#include "accel/device/xrt/xrt_device.h"
+
+namespace tessera {
+namespace {
+
+// The emulator with the default timing model (a zcu102 build) under the requested board name.
+// TODO(plan): take the EmuTimingModel from the board profile of options.board once accel/plan
+// has the profiles.
+Result<std::unique_ptr<Device>> open_emu(const DeviceOptions& options, std::string* log_note) {
+  auto device = std::make_unique<EmuDevice>(EmuTimingModel{}, options.board);
+  *log_note = "device emu: " + device->info().name;
+  return std::unique_ptr<Device>(std::move(device));
+}
+
+XrtOptions xrt_options(const DeviceOptions& options) {
+  return XrtOptions{.index = options.index, .xclbin = resolve_xclbin(options), .board = options.board};
+}
+
+Result<std::unique_ptr<Device>> open_xrt(const DeviceOptions& options, std::string* log_note) {
+  auto device = XrtDevice::open(xrt_options(options));
+  if (!device.is_ok()) return Status(device.status().code(), "--device xrt: " + device.status().message());
+  const DeviceInfo info = (*device)->info();
+  *log_note = "device xrt: " + info.name + " (" + info.detail + ")";
+  return device;
+}
+
+// The emulator, with a note saying why XRT was not used.
+Result<std::unique_ptr<Device>> fall_back_to_emu(const DeviceOptions& options, std::string* log_note,
+                                                 const std::string& why) {
+  auto device = open_emu(options, log_note);
+  *log_note = "device auto: " + why + ", using the emulator";
+  return device;
+}
+
+Result<std::unique_ptr<Device>> open_auto(const DeviceOptions& options, std::string* log_note) {
+  const Result<unsigned> count = xrt_device_count();
+  if (!count.is_ok()) return fall_back_to_emu(options, log_note, "XRT unusable (" + count.status().message() + ")");
+  if (*count == 0) return fall_back_to_emu(options, log_note, "no Xilinx device found");
+  const XrtOptions xrt = xrt_options(options);
+  if (xrt.xclbin.empty()) {
+    return fall_back_to_emu(options, log_note,
+                            std::to_string(*count) +
+                                " Xilinx device(s) found but no xclbin (--xclbin, $TESSERA_XCLBIN, "
+                                "/opt/tessera/tessera_accel.xclbin or .awsxclbin)");
+  }
+  auto device = XrtDevice::open(xrt);
+  if (!device.is_ok()) {
+    return fall_back_to_emu(options, log_note, "Xilinx device not usable (" + device.status().message() + ")");
+  }
+  const DeviceInfo info = (*device)->info();
+  *log_note = "device auto: using Xilinx device " + std::to_string(options.index) + ", " + info.name + " (" +
+              info.detail + ")";
+  return device;
+}
+
+constexpr std::array<DeviceBackend, 3> kBackends = {{
+    {"auto", open_auto, "xrt when a Xilinx device and an xclbin are present, else emu"},
+    {"emu", open_emu, "bit-exact software emulation of the accelerator, modelled fabric time"},
+    {"xrt", open_xrt, "a Zynq/ZynqMP board or Alveo/AWS F1 card through XRT (needs an xclbin)"},
+}};
+
+}  // namespace
+
+std::span<const DeviceBackend> device_backends() { return kBackends; }
+
+std::string device_kinds() {
+  std::string kinds;
+  for (const DeviceBackend& backend : kBackends) kinds += (kinds.empty() ? "" : ", ") + std::string(backend.name);
+  return kinds;
+}
+
+std::filesystem::path resolve_xclbin(const DeviceOptions& options) {
+  if (!options.xclbin.empty()) return options.xclbin;
+  if (const char* env = std::getenv("TESSERA_XCLBIN"); env != nullptr && env[0] != '\0') return env;
+  for (const char* path : kDefaultXclbinPaths) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  }
+  return {};
+}
+
+Result<std::unique_ptr<Device>> open_device(const DeviceOptions& options, std::string* log_note) {
+  std::string note;
+  for (const DeviceBackend& backend : kBackends) {
+    if (options.kind != backend.name) continue;
+    auto device = backend.factory(options, &note);
+    if (log_note != nullptr) *log_note = std::move(note);
+    return device;
+  }
+  return Status::invalid_argument("unknown device kind '" + options.kind + "' (kinds: " + device_kinds() + ")");
+}
+
+}  // namespace tessera

@@ -1,0 +1,49 @@
+// The one explicit registry of device backends: a table of {name, factory, description} that the
+// daemon's --device flag and the CLI's device listing read. `auto` picks `xrt` when a Xilinx
+// device and an xclbin are there, else `emu`, and says which and why.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "accel/common/status.h"
+#include "accel/device/device.h"
+
+namespace tessera {
+
+struct DeviceOptions {
+  std::string kind = "auto";         // a DeviceBackend name: "auto", "emu" or "xrt"
+  std::filesystem::path xclbin;      // xrt: the xclbin; empty = $TESSERA_XCLBIN, then the defaults
+  unsigned index = 0;                // xrt: xrt::device index
+  std::string board = "zcu102";      // board profile (emu's timing model; reported by both)
+};
+
+// Where the xclbin is looked for when DeviceOptions::xclbin is empty, after $TESSERA_XCLBIN.
+inline constexpr const char* kDefaultXclbinPaths[] = {"/opt/tessera/tessera_accel.xclbin",
+                                                      "/opt/tessera/tessera_accel.awsxclbin"};
+
+// A backend: `factory` opens it; on success it may set *log_note (never null inside a factory).
+struct DeviceBackend {
+  const char* name;
+  Result<std::unique_ptr<Device>> (*factory)(const DeviceOptions& options, std::string* log_note);
+  const char* description;
+};
+
+// The table, in the order the CLI lists it: auto, emu, xrt.
+std::span<const DeviceBackend> device_backends();
+
+// "auto, emu, xrt"
+std::string device_kinds();
+
+// The xclbin an xrt device would load: options.xclbin, else $TESSERA_XCLBIN, else the first of
+// kDefaultXclbinPaths that exists; empty when none is given or found.
+std::filesystem::path resolve_xclbin(const DeviceOptions& options);
+
+// Opens the backend named options.kind. INVALID_ARGUMENT listing the kinds for an unknown one;
+// errors of a backend are prefixed "--device KIND: ". *log_note (if given) says which device
+// was chosen and why, e.g. "device auto: no Xilinx device found, using the emulator".
+Result<std::unique_ptr<Device>> open_device(const DeviceOptions& options, std::string* log_note = nullptr);
+
+}  // namespace tessera

@@ -1,0 +1,143 @@
+// kOpConv: geometry, weight packing and the split of a layer into pool tasks. The arithmetic is
+// in emu_conv_gemm.cc (im2col + GEMM) and emu_conv_direct.cc (thin groups).
+#include <algorithm>
+
+#include "accel/device/emu/emu_conv_shape.h"
+
+namespace tessera::emu {
+namespace {
+
+// im2col bytes one GEMM task aims at (fits L2 together with the packed weights).
+constexpr size_t kColumnBudget = 128 * 1024;
+// Output channels per group below which the direct path wins.
+constexpr uint32_t kMinGemmChannels = 4;
+
+uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+// Conv rows (or columns) the layer needs. Without a fused pool the conv output is the layer
+// output, which the kernel sizes by out_h/out_w. With one, only the part some pool window
+// covers: conv_h, cut at the last window's end (windows never read past it either).
+uint32_t conv_extent(uint32_t conv, uint32_t out, uint32_t pool_stride, uint32_t pool_pad, uint32_t pool, bool pooled) {
+  if (!pooled) return out;
+  if (out == 0) return 0;
+  const int64_t end = static_cast<int64_t>(out - 1) * pool_stride - pool_pad + pool;
+  return static_cast<uint32_t>(std::clamp<int64_t>(end, 0, conv));
+}
+
+void run_gemm_path(const LayerRun& run, const ConvShape& s) {
+  const uint32_t threads = run.pool.size();
+  const uint32_t units = run.batch * s.groups;
+  // Rows per task: bounded by the im2col budget, and small enough for ~4 tasks per thread.
+  const size_t max_pixels = std::clamp<size_t>(kColumnBudget / s.k, 64, 1024);
+  uint32_t rows = std::max<uint32_t>(1, static_cast<uint32_t>(max_pixels / s.conv_w));
+  const uint32_t blocks_wanted = ceil_div(4 * threads, units);
+  rows = std::clamp(ceil_div(s.conv_h, blocks_wanted), 1u, rows);
+  const uint32_t row_blocks = ceil_div(s.conv_h, rows);
+  // Few rows (late layers, 1x1 maps): split output channels too, in whole micro-kernel blocks.
+  uint32_t oc_chunk = s.out_per_group;
+  const uint32_t tasks = units * row_blocks;
+  if (tasks < 2 * threads) {
+    const uint32_t parts = std::min(ceil_div(2 * threads, tasks), ceil_div(s.out_per_group, 4 * kGemmRows));
+    oc_chunk = ceil_div(ceil_div(s.out_per_group, parts), kGemmRows) * kGemmRows;
+  }
+  const uint32_t oc_chunks = ceil_div(s.out_per_group, oc_chunk);
+  run.pool.parallel_for(static_cast<size_t>(units) * row_blocks * oc_chunks, [&](size_t t) {
+    const uint32_t c = static_cast<uint32_t>(t % oc_chunks);
+    const uint32_t b = static_cast<uint32_t>(t / oc_chunks % row_blocks);
+    const uint32_t u = static_cast<uint32_t>(t / oc_chunks / row_blocks);
+    conv_gemm_block(run, s, u / s.groups, u % s.groups, b * rows, std::min(s.conv_h, (b + 1) * rows),
+                    c * oc_chunk, std::min(s.out_per_group, (c + 1) * oc_chunk));
+  });
+}
+
+void run_direct_path(const LayerRun& run, const ConvShape& s) {
+  const Chunks chunks = make_chunks(run.d.out_c, ceil_div(4 * run.pool.size(), run.batch));
+  const size_t per_image = chunks.num();
+  run.pool.parallel_for(run.batch * per_image, [&](size_t t) {
+    const size_t c = t % per_image;
+    conv_direct_channels(run, s, static_cast<uint32_t>(t / per_image), static_cast<uint32_t>(chunks.begin(c)),
+                         static_cast<uint32_t>(chunks.end(c)));
+  });
+}
+
+void run_fused_pool(const LayerRun& run, const ConvShape& s) {
+  const abi::LayerDesc& d = run.d;
+  const PoolWindow win{d.pool_h, d.pool_w, d.pool_stride_h, d.pool_stride_w, d.pool_pad_top, d.pool_pad_left};
+  const size_t out_plane = static_cast<size_t>(d.out_h) * d.out_w;
+  run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, [&](size_t t) {
+    const uint32_t n = static_cast<uint32_t>(t / d.out_c), oc = static_cast<uint32_t>(t % d.out_c);
+    int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + oc) * out_plane;
+    max_pool_plane(conv_output(run, s, n, oc), s.conv_h, s.conv_w, win, dst, d.out_h, d.out_w);
+  });
+}
+
+}  // namespace
+
+ConvShape make_conv_shape(const abi::LayerDesc& d) {
+  ConvShape s{};
+  s.in_h = d.in_h;
+  s.in_w = d.in_w;
+  s.fused_pool = d.pool_kind == abi::kPoolMax;
+  s.conv_h = conv_extent(d.conv_h, d.out_h, d.pool_stride_h, d.pool_pad_top, d.pool_h, s.fused_pool);
+  s.conv_w = conv_extent(d.conv_w, d.out_w, d.pool_stride_w, d.pool_pad_left, d.pool_w, s.fused_pool);
+  s.kernel_h = d.kernel_h;
+  s.kernel_w = d.kernel_w;
+  s.stride_h = d.stride_h;
+  s.stride_w = d.stride_w;
+  s.dilation_h = d.dilation_h;
+  s.dilation_w = d.dilation_w;
+  s.pad_top = static_cast<int32_t>(d.pad_top);
+  s.pad_left = static_cast<int32_t>(d.pad_left);
+  s.groups = d.groups;
+  s.in_per_group = d.in_c / d.groups;
+  s.out_per_group = d.out_c / d.groups;
+  s.k = s.in_per_group * d.kernel_h * d.kernel_w;
+  s.in_plane = static_cast<size_t>(d.in_h) * d.in_w;
+  s.conv_plane = static_cast<size_t>(s.conv_h) * s.conv_w;
+  for (uint32_t kx = 0; kx < d.kernel_w; ++kx) {
+    // Input column of output column ox: ox * stride + kx * dilation - pad_left, in [0, in_w).
+    const int64_t offset = static_cast<int64_t>(kx) * d.dilation_w - d.pad_left;
+    const int64_t first = offset >= 0 ? 0 : (-offset + d.stride_w - 1) / d.stride_w;
+    const int64_t last_ix = static_cast<int64_t>(d.in_w) - 1 - offset;  // ox * stride <= last_ix
+    const int64_t end = last_ix < 0 ? 0 : last_ix / d.stride_w + 1;
+    s.ox_begin[kx] = static_cast<uint32_t>(std::min<int64_t>(first, s.conv_w));
+    s.ox_end[kx] = static_cast<uint32_t>(std::clamp<int64_t>(end, s.ox_begin[kx], s.conv_w));
+  }
+  return s;
+}
+
+size_t conv_scratch_bytes(const abi::LayerDesc& d) {
+  if (d.pool_kind != abi::kPoolMax) return 0;
+  const ConvShape s = make_conv_shape(d);
+  return static_cast<size_t>(d.out_c) * s.conv_plane;
+}
+
+bool conv_uses_gemm(const abi::LayerDesc& d) { return d.out_c / d.groups >= kMinGemmChannels; }
+
+size_t packed_conv_words(const abi::LayerDesc& d) {
+  if (!conv_uses_gemm(d)) return 0;
+  return d.groups * packed_weight_words(d.out_c / d.groups, d.in_c / d.groups * d.kernel_h * d.kernel_w);
+}
+
+void pack_conv_weights(const abi::LayerDesc& d, const int8_t* weights, int32_t* packed) {
+  if (!conv_uses_gemm(d)) return;
+  const uint32_t m = d.out_c / d.groups, k = d.in_c / d.groups * d.kernel_h * d.kernel_w;
+  for (uint32_t g = 0; g < d.groups; ++g) {
+    pack_weights(weights + d.weight_offset + static_cast<size_t>(g) * m * k, m, k,
+                 packed + g * packed_weight_words(m, k));
+  }
+}
+
+void run_conv(const LayerRun& run) {
+  const ConvShape s = make_conv_shape(run.d);
+  if (s.conv_plane == 0) {
+    // Nothing to compute; a fused pool still writes -128 (windows with no valid position).
+  } else if (conv_uses_gemm(run.d)) {
+    run_gemm_path(run, s);
+  } else {
+    run_direct_path(run, s);
+  }
+  if (s.fused_pool) run_fused_pool(run, s);
+}
+
+}  // namespace tessera::emu

@@ -1,0 +1,60 @@
+// The direct path of kOpConv for groups with few output channels (depthwise and the like),
+// where im2col would cost more than the arithmetic: per output channel and row, accumulate
+// kernel taps into an int32 row vectorised over output columns, then requantise the row.
+#include <algorithm>
+#include <vector>
+
+#include "accel/device/emu/emu_conv_shape.h"
+
+namespace tessera::emu {
+namespace {
+
+// acc[ox] += w * row[ox * stride + offset] for ox in [begin, end), modulo 2^32 like the
+// accelerator's int32 accumulator (unsigned: no signed-overflow UB).
+void accumulate_tap(uint32_t* acc, const int8_t* row, int32_t w, uint32_t begin, uint32_t end, uint32_t stride,
+                    int32_t offset) {
+  if (stride == 1) {
+    const int8_t* x = row + (static_cast<int32_t>(begin) + offset);
+    uint32_t* a = acc + begin;
+    const uint32_t count = end - begin;
+    for (uint32_t j = 0; j < count; ++j) a[j] += static_cast<uint32_t>(w * x[j]);
+  } else {
+    for (uint32_t ox = begin; ox < end; ++ox) {
+      acc[ox] += static_cast<uint32_t>(w * row[static_cast<int32_t>(ox * stride) + offset]);
+    }
+  }
+}
+
+}  // namespace
+
+void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc_begin, uint32_t oc_end) {
+  thread_local std::vector<uint32_t> acc;
+  acc.resize(s.conv_w);
+  const size_t taps = static_cast<size_t>(s.kernel_h) * s.kernel_w;
+  for (uint32_t oc = oc_begin; oc < oc_end; ++oc) {
+    const uint32_t g = oc / s.out_per_group;
+    const int8_t* in = conv_input(run, s, n, g);
+    const int8_t* weights = run.weights + run.d.weight_offset + static_cast<size_t>(oc) * s.in_per_group * taps;
+    const RequantParams q = conv_requant(run, oc);
+    int8_t* out = conv_output(run, s, n, oc);
+    for (uint32_t oy = 0; oy < s.conv_h; ++oy) {
+      std::fill(acc.begin(), acc.end(), 0u);
+      for (uint32_t ic = 0; ic < s.in_per_group; ++ic) {
+        for (uint32_t ky = 0; ky < s.kernel_h; ++ky) {
+          const int32_t iy = static_cast<int32_t>(oy * s.stride_h + ky * s.dilation_h) - s.pad_top;
+          if (iy < 0 || iy >= static_cast<int32_t>(s.in_h)) continue;
+          const int8_t* row = in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w;
+          const int8_t* w = weights + (ic * s.kernel_h + ky) * s.kernel_w;
+          for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
+            accumulate_tap(acc.data(), row, w[kx], s.ox_begin[kx], s.ox_end[kx], s.stride_w,
+                           static_cast<int32_t>(kx * s.dilation_w) - s.pad_left);
+          }
+        }
+      }
+      run.kernels.requantize_row(reinterpret_cast<const int32_t*>(acc.data()), s.conv_w, q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi,
+                                 out + static_cast<size_t>(oy) * s.conv_w);
+    }
+  }
+}
+
+}  // namespace tessera::emu

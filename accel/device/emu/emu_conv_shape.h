@@ -1,0 +1,51 @@
+// ConvShape: a kOpConv descriptor's geometry in the form the conv paths use, plus where one
+// image's input channels, output planes and parameters live.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "accel/device/emu/emu_ops.h"
+#include "kernels/kernel_abi.h"
+
+namespace tessera::emu {
+
+struct ConvShape {
+  uint32_t in_h, in_w, conv_h, conv_w;
+  uint32_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
+  int32_t pad_top, pad_left;
+  uint32_t groups, in_per_group, out_per_group;
+  uint32_t k;               // reduction length per output: in_per_group * kernel_h * kernel_w
+  size_t in_plane;          // in_h * in_w
+  size_t conv_plane;        // conv_h * conv_w
+  // Output columns [ox_begin[kx], ox_end[kx]) read an in-range input column for kernel column kx.
+  uint32_t ox_begin[abi::kMaxKernel], ox_end[abi::kMaxKernel];
+  bool fused_pool;
+};
+
+ConvShape make_conv_shape(const abi::LayerDesc& d);
+
+// Input channel 0 of group g of image n.
+inline const int8_t* conv_input(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g) {
+  return run.arena + n * run.image_bytes + run.d.in_offset +
+         (run.d.in_channel_base + static_cast<size_t>(g) * s.in_per_group) * s.in_plane;
+}
+
+// Plane of output channel oc (before the fused pool: in the scratch) of image n.
+inline int8_t* conv_output(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc) {
+  if (s.fused_pool) return run.scratch + (static_cast<size_t>(n) * run.d.out_c + oc) * s.conv_plane;
+  return run.arena + n * run.image_bytes + run.d.out_offset + (run.d.out_channel_base + static_cast<size_t>(oc)) * s.conv_plane;
+}
+
+inline RequantParams conv_requant(const LayerRun& run, uint32_t oc) {
+  const int32_t* q = run.quant + run.d.quant_offset;
+  return {q + oc, q + run.d.out_c + oc, q + 2 * run.d.out_c + oc, run.d.act_lo, run.d.act_hi};
+}
+
+// Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n.
+void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g, uint32_t row_begin,
+                     uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);
+// Output channels [oc_begin, oc_end) (any groups) of image n, all rows.
+void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc_begin, uint32_t oc_end);
+
+}  // namespace tessera::emu

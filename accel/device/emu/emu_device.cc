@@ -1,0 +1,131 @@
+#include "accel/device/emu/emu_device.h"
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <sstream>
+
+#include "accel/device/emu/emu_kernels.h"
+#include "accel/device/emu/emu_ops.h"
+#include "accel/device/emu/emu_program_check.h"
+#include "accel/device/emu/emu_thread_pool.h"
+
+namespace tessera {
+
+EmuProgram::EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::shared_ptr<emu::EmuThreadPool> pool,
+                       const emu::EmuKernels& kernels, const EmuTimingModel& timing)
+    : header_(program.header),
+      layers_(program.layers),
+      weights_(program.weights),
+      quant_(program.quant),
+      input_bytes_(program.input_bytes()),
+      output_bytes_(program.output_bytes()),
+      max_batch_(max_batch),
+      pool_(std::move(pool)),
+      kernels_(kernels),
+      timing_(timing) {
+  size_t scratch_per_image = 0;
+  packed_.resize(layers_.size());
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const abi::LayerDesc& d = layers_[i];
+    if (d.op != abi::kOpConv) continue;
+    scratch_per_image = std::max(scratch_per_image, emu::conv_scratch_bytes(d));
+    if (kernels_.wants_packed) {
+      packed_[i].resize(emu::packed_conv_words(d));
+      emu::pack_conv_weights(d, weights_.data(), packed_[i].data());
+    }
+  }
+  arena_.assign(static_cast<size_t>(max_batch) * header_.arena_image_bytes, 0);
+  scratch_.resize(scratch_per_image * max_batch);
+}
+
+EmuProgram::~EmuProgram() = default;
+
+Status EmuProgram::execute(std::span<int8_t> arena, uint32_t batch, std::chrono::steady_clock::time_point deadline) {
+  if (batch > max_batch_) {
+    return Status::invalid_argument("emulator: batch " + std::to_string(batch) + " exceeds the program's max_batch " +
+                                    std::to_string(max_batch_));
+  }
+  if (arena.size() < static_cast<size_t>(batch) * header_.arena_image_bytes) {
+    return Status::invalid_argument("emulator: arena smaller than batch x arena_image_bytes");
+  }
+  if (batch == 0) return Status::ok();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status::deadline_exceeded("emulator: run exceeded its deadline before layer " + std::to_string(i));
+    }
+    const abi::LayerDesc& d = layers_[i];
+    const emu::LayerRun layer{d,        weights_.data(), quant_.data(), arena.data(), header_.arena_image_bytes, batch,
+                              kernels_, *pool_,          packed_[i].empty() ? nullptr : packed_[i].data(),
+                              scratch_.data()};
+    switch (d.op) {
+      case abi::kOpConv: emu::run_conv(layer); break;
+      case abi::kOpPool: emu::run_pool(layer); break;
+      default: emu::run_add(layer); break;
+    }
+  }
+  last_run_cycles_ = emu::model_cycles(timing_, layers_, batch);
+  return Status::ok();
+}
+
+Status EmuProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span<int8_t> outputs,
+                       std::chrono::milliseconds timeout) {
+  if (batch == 0 || batch > max_batch_) {
+    return Status::invalid_argument("emulator: batch " + std::to_string(batch) + " is outside [1, max_batch " +
+                                    std::to_string(max_batch_) + "]");
+  }
+  if (inputs.size() < static_cast<size_t>(batch) * input_bytes_ ||
+      outputs.size() < static_cast<size_t>(batch) * output_bytes_) {
+    return Status::invalid_argument("emulator: input/output buffers smaller than batch x tensor bytes");
+  }
+  const auto deadline = timeout.count() > 0 ? std::chrono::steady_clock::now() + timeout
+                                            : std::chrono::steady_clock::time_point::max();
+  const size_t image_bytes = header_.arena_image_bytes;
+  for (uint32_t n = 0; n < batch; ++n) {
+    std::memcpy(arena_.data() + n * image_bytes + header_.input_offset, inputs.data() + n * input_bytes_, input_bytes_);
+  }
+  TESSERA_RETURN_IF_ERROR(execute(arena_, batch, deadline));
+  for (uint32_t n = 0; n < batch; ++n) {
+    std::memcpy(outputs.data() + n * output_bytes_, arena_.data() + n * image_bytes + header_.output_offset,
+                output_bytes_);
+  }
+  return Status::ok();
+}
+
+EmuDevice::EmuDevice(EmuTimingModel timing, std::string board, EmuDeviceOptions options)
+    : timing_(timing),
+      board_(std::move(board)),
+      pool_(std::make_shared<emu::EmuThreadPool>(options.threads)),
+      kernels_(options.portable ? emu::scalar_kernels() : emu::emu_kernels()) {}
+
+EmuDevice::~EmuDevice() = default;
+
+DeviceInfo EmuDevice::info() const {
+  DeviceInfo info;
+  info.kind = "emu";
+  info.name = "emulator (" + std::to_string(pool_->size()) + " threads, " + kernels_.name + ")";
+  info.board = board_;
+  std::ostringstream detail;
+  detail << "timing model: " << timing_.clock_mhz << " MHz, " << timing_.macs_per_cycle << " MACs/cycle, "
+         << timing_.ddr_bytes_per_cycle << " DDR bytes/cycle";
+  info.detail = detail.str();
+  return info;
+}
+
+Result<std::unique_ptr<EmuProgram>> EmuDevice::load_program(const CompiledProgram& program, uint32_t max_batch) {
+  if (max_batch == 0) return Status::invalid_argument("emulator: max_batch must be >= 1");
+  TESSERA_RETURN_IF_ERROR(emu::check_program(program));
+  try {
+    return std::make_unique<EmuProgram>(program, max_batch, pool_, kernels_, timing_);
+  } catch (const std::bad_alloc&) {
+    return Status::resource_exhausted("emulator: cannot allocate the arena for " + std::to_string(max_batch) +
+                                      " images of " + std::to_string(program.header.arena_image_bytes) + " bytes");
+  }
+}
+
+Result<std::unique_ptr<DeviceProgram>> EmuDevice::load(const CompiledProgram& program, uint32_t max_batch) {
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<EmuProgram> loaded, load_program(program, max_batch));
+  return std::unique_ptr<DeviceProgram>(std::move(loaded));
+}
+
+}  // namespace tessera

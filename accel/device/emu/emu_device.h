@@ -1,0 +1,87 @@
+// EmuDevice: the bit-exact software accelerator, Tessera's default device without a board. It
+// executes the descriptors of kernels/kernel_abi.h with the kernel's integer arithmetic, as an
+// independent, CPU-shaped implementation (im2col + int8 GEMM, AVX2 where the CPU has it, a
+// thread pool over images, rows and channels). The twin it is held bit-exact against is the
+// HLS kernel's C simulation (tests/bitexact). Fabric time is modelled (emu_timing.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "accel/device/device.h"
+#include "accel/device/emu/emu_timing.h"
+
+namespace tessera {
+
+namespace emu {
+class EmuThreadPool;
+struct EmuKernels;
+}  // namespace emu
+
+// A program loaded on the emulator: a copy of the weights and quant buffers (plus the weights
+// repacked for the GEMM), and an arena for max_batch images.
+class EmuProgram : public DeviceProgram {
+ public:
+  // `program` must have passed emu::check_program.
+  EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::shared_ptr<emu::EmuThreadPool> pool,
+             const emu::EmuKernels& kernels, const EmuTimingModel& timing);
+  ~EmuProgram() override;
+
+  // Copies each image's input to header.input_offset of its arena slot, executes, copies
+  // output_offset out. A non-positive timeout means no limit (as xrt::run::wait(0)).
+  Status run(std::span<const int8_t> inputs, uint32_t batch, std::span<int8_t> outputs,
+             std::chrono::milliseconds timeout) override;
+  uint64_t last_run_cycles() const override { return last_run_cycles_; }
+
+  // Executes the layers on a caller's arena of batch x header.arena_image_bytes, exactly as the
+  // kernel does with its arena buffer (what the bit-exactness test compares). batch <= max_batch.
+  Status execute(std::span<int8_t> arena, uint32_t batch,
+                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
+
+  uint32_t max_batch() const { return max_batch_; }
+
+ private:
+  abi::ProgramHeader header_;
+  std::vector<abi::LayerDesc> layers_;
+  std::vector<int8_t> weights_;
+  std::vector<int32_t> quant_;
+  std::vector<std::vector<int32_t>> packed_;  // per layer: GEMM-packed weights (may be empty)
+  std::vector<int8_t> arena_;
+  std::vector<int8_t> scratch_;               // pre-pool conv outputs, max_batch images
+  uint32_t input_bytes_, output_bytes_;
+  uint32_t max_batch_;
+  std::shared_ptr<emu::EmuThreadPool> pool_;
+  const emu::EmuKernels& kernels_;
+  EmuTimingModel timing_;
+  uint64_t last_run_cycles_ = 0;
+};
+
+// How an EmuDevice computes (never what: every choice gives the same bytes).
+struct EmuDeviceOptions {
+  unsigned threads = 0;   // 0: one per hardware thread
+  bool portable = false;  // use the portable loops even where AVX2 is available (tests, aarch64 parity)
+};
+
+class EmuDevice : public Device {
+ public:
+  // `board` names the profile `timing` describes.
+  explicit EmuDevice(EmuTimingModel timing = {}, std::string board = "zcu102", EmuDeviceOptions options = {});
+  ~EmuDevice() override;
+
+  DeviceInfo info() const override;
+  Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) override;
+  // load() with the concrete type (tests call EmuProgram::execute).
+  Result<std::unique_ptr<EmuProgram>> load_program(const CompiledProgram& program, uint32_t max_batch);
+
+ private:
+  EmuTimingModel timing_;
+  std::string board_;
+  std::shared_ptr<emu::EmuThreadPool> pool_;
+  const emu::EmuKernels& kernels_;
+};
+
+}  // namespace tessera

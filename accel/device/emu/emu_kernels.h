@@ -1,0 +1,69 @@
+// The emulator's inner loops: an int8 GEMM with int32 accumulation fused with the ABI's
+// per-channel requantisation, and a requantise-a-row helper. Each has a portable version
+// (emu_kernels_scalar.cc, also the aarch64 path) and an AVX2 version (emu_conv_avx2.cc);
+// emu_kernels() picks one at run time. All versions give identical bytes: the arithmetic is
+// integer and the rounding is abi::requantize's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tessera::emu {
+
+// Columns (output pixels) of one GEMM panel; im2col rows are zero-padded to a multiple of it.
+constexpr uint32_t kGemmPanel = 16;
+// Output channels of one AVX2 micro-kernel block (packed weight layout, see pack_weights).
+constexpr uint32_t kGemmRows = 6;
+
+// Requantisation of a block of output channels: channel i uses bias[i], multiplier[i], shift[i].
+struct RequantParams {
+  const int32_t* bias;
+  const int32_t* multiplier;
+  const int32_t* shift;
+  int32_t lo, hi;
+};
+
+// out[i * out_stride + j] = requantize(sum_k w[i][k] * col[k][j] + bias[i]) for i < m, j < n.
+// col holds round_up(k, 2) rows of col_stride bytes (an odd k's extra row is zero), each
+// readable and zero beyond n up to round_up(n, kGemmPanel).
+struct GemmArgs {
+  const int8_t* weights;   // [m][k], the ABI's row-major layout of one group
+  const int32_t* packed;   // the same weights in pack_weights() layout (AVX2), or null
+  uint32_t m, k;
+  const int8_t* col;
+  size_t col_stride;
+  uint32_t n;
+  RequantParams q;
+  int8_t* out;
+  size_t out_stride;
+};
+
+// Int32 words pack_weights() writes for an m x k weight matrix.
+inline size_t packed_weight_words(uint32_t m, uint32_t k) { return static_cast<size_t>(m) * ((k + 1) / 2); }
+
+// Packs [m][k] int8 weights as int16 pairs: blocks of kGemmRows channels (the last block
+// shorter), within a block [k / 2][rows] words holding (w[r][2p], w[r][2p + 1]).
+void pack_weights(const int8_t* weights, uint32_t m, uint32_t k, int32_t* packed);
+
+// The selected implementation's entry points.
+struct EmuKernels {
+  const char* name;  // "AVX2" | "scalar"
+  bool wants_packed; // gemm reads GemmArgs::packed
+  void (*gemm)(const GemmArgs& args);
+  // out[j] = requantize(acc[j] + bias, multiplier, shift, lo, hi) for j < n (bias added in int32).
+  void (*requantize_row)(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift,
+                         int32_t lo, int32_t hi, int8_t* out);
+};
+
+const EmuKernels& scalar_kernels();
+// Null where the AVX2 version is not compiled in (non-x86 builds).
+const EmuKernels* avx2_kernels();
+// AVX2 when the CPU has it (and TESSERA_EMU_SCALAR is unset in the environment), else scalar.
+const EmuKernels& emu_kernels();
+
+// Adds in int32 with two's-complement wrap, like the accelerator's int32 adder (no UB).
+inline int32_t wrap_add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+}  // namespace tessera::emu

@@ -1,0 +1,82 @@
+// kOpPool (max and average) and the max-pool plane shared with kOpConv's fused pool. Windows
+// are clipped to the input: padded positions never win a max and are never summed.
+#include <algorithm>
+#include <vector>
+
+#include "accel/device/emu/emu_ops.h"
+
+namespace tessera::emu {
+namespace {
+
+// A window clipped to [0, size): [begin, end), empty when begin >= end.
+struct Span {
+  int32_t begin, end;
+};
+Span clip(uint32_t index, uint32_t stride, uint32_t pad, uint32_t window, uint32_t size) {
+  const int32_t start = static_cast<int32_t>(index * stride) - static_cast<int32_t>(pad);
+  return {std::max(start, 0), std::min(start + static_cast<int32_t>(window), static_cast<int32_t>(size))};
+}
+
+// Average pool of one plane: window sums (int32), requantised with the layer's {M, S}.
+void average_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst,
+                        uint32_t out_h, uint32_t out_w, int32_t multiplier, int32_t shift, int32_t lo, int32_t hi) {
+  thread_local std::vector<int32_t> column_sum;
+  column_sum.resize(in_w);
+  for (uint32_t oy = 0; oy < out_h; ++oy) {
+    const Span rows = clip(oy, win.stride_h, win.pad_top, win.h, in_h);
+    std::fill(column_sum.begin(), column_sum.end(), 0);
+    for (int32_t y = rows.begin; y < rows.end; ++y) {
+      const int8_t* row = src + static_cast<size_t>(y) * in_w;
+      for (uint32_t x = 0; x < in_w; ++x) column_sum[x] += row[x];
+    }
+    for (uint32_t ox = 0; ox < out_w; ++ox) {
+      const Span cols = clip(ox, win.stride_w, win.pad_left, win.w, in_w);
+      int32_t sum = 0;
+      for (int32_t x = cols.begin; x < cols.end; ++x) sum += column_sum[x];
+      dst[static_cast<size_t>(oy) * out_w + ox] = static_cast<int8_t>(abi::requantize(sum, multiplier, shift, lo, hi));
+    }
+  }
+}
+
+}  // namespace
+
+void max_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst,
+                    uint32_t out_h, uint32_t out_w) {
+  thread_local std::vector<int8_t> column_max;
+  column_max.resize(in_w);
+  for (uint32_t oy = 0; oy < out_h; ++oy) {
+    int8_t* out = dst + static_cast<size_t>(oy) * out_w;
+    const Span rows = clip(oy, win.stride_h, win.pad_top, win.h, in_h);
+    std::fill(column_max.begin(), column_max.end(), INT8_MIN);
+    for (int32_t y = rows.begin; y < rows.end; ++y) {
+      const int8_t* row = src + static_cast<size_t>(y) * in_w;
+      for (uint32_t x = 0; x < in_w; ++x) column_max[x] = std::max(column_max[x], row[x]);
+    }
+    for (uint32_t ox = 0; ox < out_w; ++ox) {
+      const Span cols = clip(ox, win.stride_w, win.pad_left, win.w, in_w);
+      int8_t best = INT8_MIN;
+      for (int32_t x = cols.begin; x < cols.end; ++x) best = std::max(best, column_max[x]);
+      out[ox] = best;
+    }
+  }
+}
+
+void run_pool(const LayerRun& run) {
+  const abi::LayerDesc& d = run.d;
+  const PoolWindow win{d.pool_h, d.pool_w, d.pool_stride_h, d.pool_stride_w, d.pool_pad_top, d.pool_pad_left};
+  const size_t in_plane = static_cast<size_t>(d.in_h) * d.in_w, out_plane = static_cast<size_t>(d.out_h) * d.out_w;
+  const int32_t* q = run.quant + d.quant_offset;
+  // out_c channels (the kernel's count; in_c is the same for a well-formed pool).
+  run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, [&](size_t t) {
+    const uint32_t n = static_cast<uint32_t>(t / d.out_c), c = static_cast<uint32_t>(t % d.out_c);
+    const int8_t* src = run.arena + n * run.image_bytes + d.in_offset + (d.in_channel_base + c) * in_plane;
+    int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * out_plane;
+    if (d.pool_kind == abi::kPoolMax) {
+      max_pool_plane(src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w);
+    } else {
+      average_pool_plane(src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w, q[0], q[1], d.act_lo, d.act_hi);
+    }
+  });
+}
+
+}  // namespace tessera::emu

@@ -1,0 +1,62 @@
+#include "accel/device/emu/emu_thread_pool.h"
+
+#include <algorithm>
+
+namespace tessera::emu {
+
+EmuThreadPool::EmuThreadPool(unsigned threads) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+EmuThreadPool::~EmuThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  start_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void EmuThreadPool::run_tasks() {
+  for (size_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) (*fn_)(i);
+}
+
+void EmuThreadPool::worker_loop() {
+  unsigned long seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    run_tasks();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (--busy_ == 0) done_cv_.notify_one();
+  }
+}
+
+void EmuThreadPool::parallel_for(size_t count, const std::function<void(size_t)>& fn) {
+  if (count == 0) return;
+  std::lock_guard<std::mutex> run_lock(run_mu_);
+  if (workers_.empty() || count == 1) {
+    for (size_t i = 0; i < count; ++i) fn(i);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    fn_ = &fn;
+    count_ = count;
+    next_.store(0);
+    busy_ = static_cast<unsigned>(workers_.size());
+    ++generation_;
+  }
+  start_cv_.notify_all();
+  run_tasks();
+  std::unique_lock<std::mutex> lock(mu_);
+  done_cv_.wait(lock, [&] { return busy_ == 0; });
+  fn_ = nullptr;
+}
+
+}  // namespace tessera::emu

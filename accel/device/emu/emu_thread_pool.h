@@ -1,0 +1,46 @@
+// EmuThreadPool: the emulator's workers. One pool per EmuDevice; parallel_for() calls are
+// serialised (the pool models one fabric), and the calling thread works alongside the workers.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tessera::emu {
+
+class EmuThreadPool {
+ public:
+  // threads == 0: one per hardware thread. The caller counts as one, so threads - 1 are spawned.
+  explicit EmuThreadPool(unsigned threads = 0);
+  ~EmuThreadPool();
+  EmuThreadPool(const EmuThreadPool&) = delete;
+  EmuThreadPool& operator=(const EmuThreadPool&) = delete;
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+  // Calls fn(i) for every i in [0, count), spread dynamically over the pool; returns when all
+  // calls have returned. fn must not throw and must not call parallel_for itself.
+  void parallel_for(size_t count, const std::function<void(size_t)>& fn);
+
+ private:
+  void worker_loop();
+  void run_tasks();
+
+  std::vector<std::thread> workers_;
+  std::mutex run_mu_;  // one parallel_for at a time
+  std::mutex mu_;
+  std::condition_variable start_cv_;
+  std::condition_variable done_cv_;
+  const std::function<void(size_t)>* fn_ = nullptr;
+  size_t count_ = 0;
+  std::atomic<size_t> next_{0};
+  unsigned busy_ = 0;           // workers still inside the current job
+  unsigned long generation_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace tessera::emu

@@ -1,0 +1,115 @@
+#include "accel/device/xrt/xrt_device.h"
+
+#include <experimental/xrt_system.h>
+#include <version.h>  // XRT's build version (xrt_build_version)
+
+#include <utility>
+
+#include "accel/device/xrt/xrt_env.h"
+#include "accel/device/xrt/xrt_handles.h"
+#include "accel/device/xrt/xrt_program.h"
+
+namespace tessera {
+namespace {
+
+// Device info of type std::string, or `fallback` when this platform does not report it.
+template <xrt::info::device Param>
+std::string device_text(const xrt::device& device, std::string fallback) {
+  try {
+    return device.get_info<Param>();
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+template <xrt::info::device Param>
+Result<std::string> sensor_json(const xrt::device& device, const char* what) {
+  try {
+    return device.get_info<Param>();
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kUnavailable, std::string("XRT ") + what + " sensors", e);
+  }
+}
+
+}  // namespace
+
+Result<unsigned> xrt_device_count() {
+  const Status env = ensure_xilinx_xrt_env();
+  if (!env.is_ok()) return Status::unavailable("XRT environment: " + env.message());
+  try {
+    return xrt::system::enumerate_devices();
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kUnavailable, "XRT: enumerating devices", e);
+  }
+}
+
+XrtDevice::XrtDevice(std::unique_ptr<XrtHandles> handles, DeviceInfo info)
+    : handles_(std::move(handles)), info_(std::move(info)) {}
+
+XrtDevice::~XrtDevice() = default;
+
+Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
+  // xrt_device_count() sets up XILINX_XRT before any other XRT call. The xclbin is a file: it is
+  // checked even without a board, so its problem is named either way.
+  Result<unsigned> count = xrt_device_count();
+  Result<xrt::xclbin> xclbin = read_xclbin(options.xclbin);
+  const std::string also = xclbin.is_ok() ? "" : "; also " + xclbin.status().message();
+  if (!count.is_ok()) return Status(count.status().code(), count.status().message() + also);
+  if (*count == 0) {
+    return Status::unavailable("no Xilinx device found (xrt::system::enumerate_devices() = 0)" + also);
+  }
+  if (options.index >= *count) {
+    return Status::unavailable("Xilinx device index " + std::to_string(options.index) + " out of range (" +
+                               std::to_string(*count) + " devices)" + also);
+  }
+  if (!xclbin.is_ok()) return xclbin.status();
+
+  auto handles = std::make_unique<XrtHandles>();
+  handles->xclbin = std::move(xclbin).value();
+  handles->xclbin_path = options.xclbin;
+  handles->kernel_clock_mhz = xclbin_data_clock_mhz(handles->xclbin);
+  const std::string where = "Xilinx device " + std::to_string(options.index);
+  try {
+    handles->device = xrt::device(options.index);
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kUnavailable, "cannot open " + where, e);
+  }
+  try {
+    handles->uuid = handles->device.load_xclbin(handles->xclbin);
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kFailedPrecondition,
+                                 "loading " + options.xclbin.string() + " onto " + where, e);
+  }
+  try {
+    handles->kernel = xrt::kernel(handles->device, handles->uuid, kXrtKernelName);
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kFailedPrecondition,
+                                 std::string("kernel ") + kXrtKernelName + " of " + options.xclbin.string(), e);
+  }
+
+  DeviceInfo info;
+  info.kind = "xrt";
+  info.name = device_text<xrt::info::device::name>(handles->device, where);
+  info.board = options.board;
+  info.detail = "xclbin " + options.xclbin.string() + ", XRT " + xrt_build_version + ", device " +
+                std::to_string(options.index) + " (" +
+                device_text<xrt::info::device::bdf>(handles->device, "no bdf") + "), kernel clock " +
+                (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown");
+  return std::unique_ptr<Device>(new XrtDevice(std::move(handles), std::move(info)));
+}
+
+DeviceInfo XrtDevice::info() const { return info_; }
+
+Result<std::unique_ptr<DeviceProgram>> XrtDevice::load(const CompiledProgram& program, uint32_t max_batch) {
+  return XrtProgram::create(*handles_, program, max_batch);
+}
+
+Result<std::string> XrtDevice::electrical_json() const {
+  return sensor_json<xrt::info::device::electrical>(handles_->device, "electrical");
+}
+
+Result<std::string> XrtDevice::thermal_json() const {
+  return sensor_json<xrt::info::device::thermal>(handles_->device, "thermal");
+}
+
+}  // namespace tessera

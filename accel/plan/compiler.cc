@@ -1,0 +1,325 @@
+#include "accel/plan/compiler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "accel/plan/partition.h"
+#include "accel/quant/quantize.h"
+
+namespace tessera::plan {
+namespace {
+
+uint32_t align_up(uint64_t v, uint32_t a) { return static_cast<uint32_t>((v + a - 1) / a * a); }
+
+// Where a fabric tensor lives: a buffer in the arena and its first channel there.
+struct Placement {
+  std::string buffer;
+  int64_t channel_base = 0;
+};
+
+class Compiler {
+ public:
+  Compiler(const Graph& graph, const std::map<std::string, float>& ranges, const std::map<std::string, Shape>& shapes,
+           const Partition& partition)
+      : graph_(graph), ranges_(ranges), shapes_(shapes), p_(partition) {}
+
+  Result<CompiledModel> run() {
+    CompiledModel out;
+    out.host_graph = host_graph();
+    if (p_.layers.empty()) {
+      out.fabric_summary = "no fabric layers (" + p_.stop_reason + "); everything runs on the host";
+      return out;
+    }
+    out.has_fabric = true;
+    TESSERA_RETURN_IF_ERROR(assign_scales());
+    layout_arena();
+    CompiledProgram& prog = out.program;
+    for (const FabricLayer& layer : p_.layers) {
+      TESSERA_ASSIGN_OR_RETURN(abi::LayerDesc desc, describe(layer, prog));
+      if (Status s = choose_tiles(desc); !s.is_ok()) {
+        return Status(s.code(), "layer '" + layer.name + "': " + s.message());
+      }
+      prog.layers.push_back(desc);
+      out.layer_names.push_back(layer.name);
+    }
+    const Shape& in = shapes_.at(p_.fabric_input);
+    const Shape& fo = shapes_.at(p_.fabric_output);
+    prog.header.arena_image_bytes = arena_bytes_;
+    prog.header.input_offset = offsets_.at(place(p_.fabric_input).buffer);
+    prog.header.output_offset = offsets_.at(place(p_.fabric_output).buffer);
+    prog.input_c = static_cast<uint32_t>(in[1]);
+    prog.input_h = static_cast<uint32_t>(in[2]);
+    prog.input_w = static_cast<uint32_t>(in[3]);
+    prog.input_scale = scale_of(p_.fabric_input);
+    prog.output_c = static_cast<uint32_t>(fo[1]);
+    prog.output_h = static_cast<uint32_t>(fo[2]);
+    prog.output_w = static_cast<uint32_t>(fo[3]);
+    prog.output_scale = scale_of(p_.fabric_output);
+    out.fabric_summary = summary();
+    return out;
+  }
+
+ private:
+  Placement place(const std::string& tensor) const {
+    std::string t = tensor;
+    while (p_.aliases.count(t)) t = p_.aliases.at(t);
+    auto s = p_.slices.find(t);
+    if (s != p_.slices.end()) {
+      Placement outer = place(s->second.concat);
+      return {outer.buffer, outer.channel_base + s->second.channel_base};
+    }
+    return {t, 0};
+  }
+
+  // Scale groups: tensors sharing a buffer share a scale, and a max-pool keeps its input's
+  // scale (max commutes with a positive scale). Each group's range is its members' largest.
+  std::string scale_root(const std::string& tensor) const {
+    std::string root = place(tensor).buffer;
+    while (pool_parent_.count(root)) root = pool_parent_.at(root);
+    return root;
+  }
+
+  float scale_of(const std::string& tensor) const { return scales_.at(scale_root(tensor)); }
+
+  Status assign_scales() {
+    for (const FabricLayer& layer : p_.layers) {
+      if (layer.op == FabricOp::kMaxPool) pool_parent_[place(layer.output).buffer] = place(layer.input).buffer;
+    }
+    std::vector<std::string> members = {p_.fabric_input};
+    for (const FabricLayer& layer : p_.layers) members.push_back(layer.output);
+    for (const auto& c : p_.concats) members.push_back(c);
+    for (const auto& [alias, source] : p_.aliases) members.push_back(alias);
+    std::map<std::string, float> group_range;
+    for (const std::string& t : members) {
+      auto r = ranges_.find(t);
+      if (r == ranges_.end()) return Status::internal("no calibrated range for tensor '" + t + "'");
+      float& g = group_range[scale_root(t)];
+      g = std::max(g, r->second);
+    }
+    for (const auto& [root, range] : group_range) scales_[root] = quant::scale_for_range(range);
+    return Status::ok();
+  }
+
+  void layout_arena() {
+    std::vector<std::string> buffers = {place(p_.fabric_input).buffer};
+    for (const FabricLayer& layer : p_.layers) buffers.push_back(place(layer.output).buffer);
+    uint64_t offset = 0;
+    for (const std::string& b : buffers) {
+      if (offsets_.count(b)) continue;
+      offsets_[b] = static_cast<uint32_t>(offset);
+      offset = align_up(offset + static_cast<uint64_t>(shape_elements(shapes_.at(b))), abi::kArenaAlignBytes);
+    }
+    arena_bytes_ = static_cast<uint32_t>(offset);
+  }
+
+  // Fills the input/output tensor fields of a descriptor.
+  void place_io(abi::LayerDesc& d, const FabricLayer& layer) const {
+    const Shape& in = shapes_.at(layer.input);
+    const Placement pin = place(layer.input);
+    d.in_c = static_cast<uint32_t>(in[1]);
+    d.in_h = static_cast<uint32_t>(in[2]);
+    d.in_w = static_cast<uint32_t>(in[3]);
+    d.in_offset = offsets_.at(pin.buffer);
+    d.in_channel_base = static_cast<uint32_t>(pin.channel_base);
+    d.in_channels_total = static_cast<uint32_t>(shapes_.at(pin.buffer)[1]);
+    const Shape& out = shapes_.at(layer.output);
+    const Placement pout = place(layer.output);
+    d.out_c = static_cast<uint32_t>(out[1]);
+    d.out_h = static_cast<uint32_t>(out[2]);
+    d.out_w = static_cast<uint32_t>(out[3]);
+    d.out_offset = offsets_.at(pout.buffer);
+    d.out_channel_base = static_cast<uint32_t>(pout.channel_base);
+    d.out_channels_total = static_cast<uint32_t>(shapes_.at(pout.buffer)[1]);
+    d.act_lo = -128;
+    d.act_hi = 127;
+  }
+
+  static void set_pool(abi::LayerDesc& d, const PoolAttrs& pool, abi::PoolKind kind) {
+    d.pool_kind = kind;
+    d.pool_h = static_cast<uint32_t>(pool.kernel[0]);
+    d.pool_w = static_cast<uint32_t>(pool.kernel[1]);
+    d.pool_stride_h = static_cast<uint32_t>(pool.stride[0]);
+    d.pool_stride_w = static_cast<uint32_t>(pool.stride[1]);
+    d.pool_pad_top = static_cast<uint32_t>(pool.pads[0]);
+    d.pool_pad_left = static_cast<uint32_t>(pool.pads[1]);
+  }
+
+  // Appends int32 values at a kParamAlignBytes boundary of the quant buffer; returns the word offset.
+  static uint32_t append_quant(CompiledProgram& prog, const std::vector<int32_t>& values) {
+    const size_t align_words = abi::kParamAlignBytes / 4;
+    prog.quant.resize((prog.quant.size() + align_words - 1) / align_words * align_words, 0);
+    const auto offset = static_cast<uint32_t>(prog.quant.size());
+    prog.quant.insert(prog.quant.end(), values.begin(), values.end());
+    return offset;
+  }
+
+  Result<abi::LayerDesc> describe(const FabricLayer& layer, CompiledProgram& prog) const {
+    abi::LayerDesc d{};
+    place_io(d, layer);
+    const float s_in = scale_of(layer.input);
+    const float s_out = scale_of(layer.output);
+    switch (layer.op) {
+      case FabricOp::kConv:
+        TESSERA_RETURN_IF_ERROR(describe_conv(d, layer, s_in, s_out, prog));
+        break;
+      case FabricOp::kMaxPool:
+        d.op = abi::kOpPool;
+        set_pool(d, layer.pool, abi::kPoolMax);
+        break;
+      case FabricOp::kAveragePool: {
+        d.op = abi::kOpPool;
+        set_pool(d, layer.pool, abi::kPoolAverage);
+        const double count = static_cast<double>(layer.pool.kernel[0]) * layer.pool.kernel[1];
+        const auto m = quant::quantize_multiplier(static_cast<double>(s_in) / (count * s_out));
+        d.quant_offset = append_quant(prog, {m.multiplier, m.shift});
+        break;
+      }
+      case FabricOp::kAdd: {
+        d.op = abi::kOpAdd;
+        const Placement p2 = place(layer.input2);
+        d.in2_offset = offsets_.at(p2.buffer);
+        d.in2_channel_base = static_cast<uint32_t>(p2.channel_base);
+        d.in2_channels_total = static_cast<uint32_t>(shapes_.at(p2.buffer)[1]);
+        const double ma = static_cast<double>(s_in) / s_out;
+        const double mb = static_cast<double>(scale_of(layer.input2)) / s_out;
+        int exponent = 0;
+        std::frexp(std::max(ma, mb), &exponent);
+        const int shift = std::clamp(30 - exponent, abi::kMinShift, abi::kMaxShift);
+        const auto fixed = [&](double m) {
+          return static_cast<int32_t>(std::min<double>(std::llround(std::ldexp(m, shift)), INT32_MAX));
+        };
+        d.quant_offset = append_quant(prog, {fixed(ma), fixed(mb), shift});
+        break;
+      }
+    }
+    apply_activation(d, layer, s_out);
+    return d;
+  }
+
+  static void apply_activation(abi::LayerDesc& d, const FabricLayer& layer, float s_out) {
+    if (layer.relu) d.act_lo = 0;
+    if (std::isfinite(layer.clip_max)) {
+      const float hi = std::nearbyint(layer.clip_max / s_out);
+      d.act_hi = static_cast<int32_t>(std::clamp(hi, -128.0f, 127.0f));
+    }
+  }
+
+  Status describe_conv(abi::LayerDesc& d, const FabricLayer& layer, float s_in, float s_out,
+                       CompiledProgram& prog) const {
+    const Node& node = *layer.conv;
+    const auto& attrs = std::get<ConvAttrs>(node.attrs);
+    const Tensor& w = *graph_.constant(node.inputs[1]);
+    const Tensor* b = node.inputs.size() > 2 && !node.inputs[2].empty() ? graph_.constant(node.inputs[2]) : nullptr;
+    const Shape& conv_out = shapes_.at(node.outputs[0]);
+    d.op = abi::kOpConv;
+    d.conv_h = static_cast<uint32_t>(conv_out[2]);
+    d.conv_w = static_cast<uint32_t>(conv_out[3]);
+    d.kernel_h = static_cast<uint32_t>(attrs.kernel[0]);
+    d.kernel_w = static_cast<uint32_t>(attrs.kernel[1]);
+    d.stride_h = static_cast<uint32_t>(attrs.stride[0]);
+    d.stride_w = static_cast<uint32_t>(attrs.stride[1]);
+    d.pad_top = static_cast<uint32_t>(attrs.pads[0]);
+    d.pad_left = static_cast<uint32_t>(attrs.pads[1]);
+    d.dilation_h = static_cast<uint32_t>(attrs.dilation[0]);
+    d.dilation_w = static_cast<uint32_t>(attrs.dilation[1]);
+    d.groups = static_cast<uint32_t>(attrs.group);
+    if (layer.fused_pool) set_pool(d, layer.pool, abi::kPoolMax);
+
+    const quant::ChannelQuantized q = quant::quantize_per_channel(w);
+    prog.weights.resize(align_up(prog.weights.size(), abi::kParamAlignBytes), 0);
+    d.weight_offset = static_cast<uint32_t>(prog.weights.size());
+    prog.weights.insert(prog.weights.end(), q.values.begin(), q.values.end());
+
+    const size_t m = q.scales.size();
+    std::vector<int32_t> quant_words(3 * m);
+    for (size_t c = 0; c < m; ++c) {
+      const double acc_scale = static_cast<double>(s_in) * q.scales[c];
+      const double bias = b ? std::nearbyint(b->data[c] / acc_scale) : 0.0;
+      quant_words[c] = static_cast<int32_t>(std::clamp(bias, -2147483648.0, 2147483647.0));
+      const auto fm = quant::quantize_multiplier(acc_scale / s_out);
+      quant_words[m + c] = fm.multiplier;
+      quant_words[2 * m + c] = fm.shift;
+    }
+    d.quant_offset = append_quant(prog, quant_words);
+    return Status::ok();
+  }
+
+  Graph host_graph() const {
+    Graph host;
+    host.name = graph_.name + "/host";
+    const std::string input = p_.layers.empty() ? p_.fabric_input : p_.fabric_output;
+    Shape in_shape = shapes_.at(input);
+    in_shape[0] = -1;
+    host.inputs = {{input, in_shape}};
+    host.outputs = graph_.outputs;
+    std::set<std::string> used;
+    for (size_t n : p_.host_nodes) {
+      host.nodes.push_back(graph_.nodes[n]);
+      used.insert(graph_.nodes[n].inputs.begin(), graph_.nodes[n].inputs.end());
+    }
+    for (const auto& name : used) {
+      if (const Tensor* c = graph_.constant(name)) host.constants[name] = *c;
+    }
+    return host;
+  }
+
+  std::string summary() const {
+    std::string s = std::to_string(p_.layers.size()) + " fabric layers (" + p_.layers.front().name + " .. " +
+                    p_.layers.back().name + "); host:";
+    if (p_.host_nodes.empty()) s += " nothing";
+    for (size_t n : p_.host_nodes) s += std::string(" ") + op_kind_name(graph_.nodes[n].op);
+    if (!p_.stop_reason.empty()) s += "; fabric ends at " + p_.stop_reason;
+    return s;
+  }
+
+  const Graph& graph_;
+  const std::map<std::string, float>& ranges_;
+  const std::map<std::string, Shape>& shapes_;
+  const Partition& p_;
+  std::map<std::string, std::string> pool_parent_;
+  std::map<std::string, float> scales_;
+  std::map<std::string, uint32_t> offsets_;
+  uint32_t arena_bytes_ = 0;
+};
+
+}  // namespace
+
+Status choose_tiles(abi::LayerDesc& d) {
+  d.tile_m = std::min<uint32_t>(d.out_c, abi::kMaxTileM);
+  d.tile_n = 1;
+  if (d.op == abi::kOpConv) {
+    const uint32_t out_per_group = d.out_c / d.groups;
+    const uint32_t in_per_group = d.in_c / d.groups;
+    // Largest channel tile that covers whole groups or lies inside one.
+    while (d.groups > 1 && d.tile_m > 1 && out_per_group % d.tile_m != 0 && d.tile_m % out_per_group != 0) --d.tile_m;
+    const uint32_t groups_in_tile = d.tile_m > out_per_group ? d.tile_m / out_per_group : 1;
+    d.tile_n = std::max<uint32_t>(1, std::min(in_per_group, abi::kMaxTileN / groups_in_tile));
+  }
+  d.tile_r = std::min<uint32_t>(d.out_h, abi::kMaxTileR);
+  d.tile_c = std::min<uint32_t>(d.out_w, abi::kMaxTileC);
+  // Shrink rows, then columns, then input channels, then output channels until it fits.
+  while (!abi::layer_fits(d)) {
+    if (d.tile_r > 1 && d.tile_r >= d.tile_c) {
+      d.tile_r = (d.tile_r + 1) / 2;
+    } else if (d.tile_c > 1) {
+      d.tile_c = (d.tile_c + 1) / 2;
+    } else if (d.tile_n > 1) {
+      d.tile_n = (d.tile_n + 1) / 2;
+    } else if (d.tile_m > 1 && d.groups == 1) {
+      d.tile_m = (d.tile_m + 1) / 2;
+    } else {
+      return Status::invalid_argument("no tile fits the fabric's on-chip buffers (kernel " +
+                                      std::to_string(d.kernel_h) + "x" + std::to_string(d.kernel_w) + ")");
+    }
+  }
+  return Status::ok();
+}
+
+Result<CompiledModel> compile_model(const Graph& graph, const std::map<std::string, float>& ranges) {
+  TESSERA_ASSIGN_OR_RETURN(auto shapes, infer_shapes(graph, 1));
+  TESSERA_ASSIGN_OR_RETURN(Partition partition, partition_graph(graph, shapes));
+  return Compiler(graph, ranges, shapes, partition).run();
+}
+
+}  // namespace tessera::plan

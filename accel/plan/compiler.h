@@ -1,0 +1,32 @@
+// The compiler: float graph + activation ranges -> a CompiledProgram for the fabric part
+// (int8 descriptors, weights, quantisation arrays, arena layout, tiles) and a float graph for
+// the host part that reads the fabric's dequantised output.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "accel/common/status.h"
+#include "accel/device/program.h"
+#include "accel/graph/graph.h"
+
+namespace tessera::plan {
+
+struct CompiledModel {
+  bool has_fabric = false;        // false: everything runs on the host in float
+  CompiledProgram program;        // the fabric part (when has_fabric)
+  std::vector<std::string> layer_names;  // one per descriptor, for errors and reports
+  Graph host_graph;               // input: the fabric output (or the graph input); the graph's outputs
+  std::string fabric_summary;     // "12 fabric layers (conv1 .. pool3); host: Flatten, Gemm, Relu, Gemm"
+};
+
+// `graph` must have BatchNorm folded (fold_batch_norm) and one NCHW input. `ranges` holds the
+// calibrated range of the graph input and of every node output (quant::calibrate_ranges).
+Result<CompiledModel> compile_model(const Graph& graph, const std::map<std::string, float>& ranges);
+
+// The tile rule of this first planner (the cost-model search replaces it): the largest channel
+// tiles the grouping allows, then the largest row/column tiles that fit abi::layer_fits.
+Status choose_tiles(abi::LayerDesc& desc);
+
+}  // namespace tessera::plan

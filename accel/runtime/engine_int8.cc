@@ -1,0 +1,187 @@
+#include "accel/runtime/engine_int8.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "accel/graph/passes.h"
+#include "accel/host/reference_executor.h"
+#include "accel/quant/calibration.h"
+#include "accel/quant/quantize.h"
+#include "accel/runtime/calibration_set.h"
+
+namespace tessera {
+namespace {
+
+uint64_t micros_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create(const ModelConfig& config, const Graph& graph,
+                                                                   const EngineOptions& options) {
+  if (!options.device) return Status::invalid_argument("int8 needs a device (emu or xrt)");
+  std::unique_ptr<Int8Path> path(new Int8Path());
+  path->options_ = options;
+  path->options_.calibration_samples.clear();
+  path->device_ = options.device;
+  path->device_kind_ = options.device->info().kind;
+  path->output_name_ = graph.outputs[0].name;
+
+  Graph folded = graph;
+  fold_constant_identities(folded);
+  TESSERA_RETURN_IF_ERROR(fold_batch_norm(folded).status());
+  TESSERA_ASSIGN_OR_RETURN(auto shapes, infer_shapes(folded, 1));
+  path->num_classes_ = static_cast<int>(shapes.at(path->output_name_)[1]);
+
+  std::vector<Tensor> samples = options.calibration_samples;
+  if (samples.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(samples, load_calibration_set(config));
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto ranges, quant::calibrate_ranges(folded, samples, config.quantization.calibration));
+  TESSERA_ASSIGN_OR_RETURN(path->compiled_, plan::compile_model(folded, ranges));
+  if (path->compiled_.has_fabric) {
+    auto program = path->device_->load(path->compiled_.program, options.max_batch);
+    if (!program) return Status(program.status().code(), "loading the fabric program: " + program.status().message());
+    path->program_ = std::move(program).value();
+  }
+  if (options.pipelined) {
+    path->fabric_thread_ = std::thread([p = path.get()] { p->fabric_loop(); });
+    path->host_thread_ = std::thread([p = path.get()] { p->host_loop(); });
+  }
+  return path;
+}
+
+Engine::Int8Path::~Int8Path() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  fabric_cv_.notify_all();
+  host_cv_.notify_all();
+  space_cv_.notify_all();
+  if (fabric_thread_.joinable()) fabric_thread_.join();
+  if (host_thread_.joinable()) host_thread_.join();
+}
+
+std::string Engine::Int8Path::summary() const {
+  return compiled_.fabric_summary + (compiled_.has_fabric ? " [device " + device_kind_ + "]" : "");
+}
+
+// Quantises the input, runs the fabric program in chunks of max_batch, dequantises the output.
+Status Engine::Int8Path::fabric_stage(Job& job) {
+  const auto start = std::chrono::steady_clock::now();
+  const Tensor& in = job.input;
+  if (!compiled_.has_fabric) {
+    job.boundary = in;
+    return Status::ok();
+  }
+  const CompiledProgram& prog = compiled_.program;
+  const auto n = static_cast<uint32_t>(in.dim(0));
+  std::vector<int8_t> q_in(in.data.size());
+  for (size_t i = 0; i < in.data.size(); ++i) q_in[i] = quant::quantize_value(in.data[i], prog.input_scale);
+  std::vector<int8_t> q_out(static_cast<size_t>(n) * prog.output_bytes());
+  for (uint32_t first = 0; first < n; first += options_.max_batch) {
+    const uint32_t count = std::min(options_.max_batch, n - first);
+    TESSERA_RETURN_IF_ERROR(program_->run(
+        std::span<const int8_t>(q_in.data() + static_cast<size_t>(first) * prog.input_bytes(),
+                                static_cast<size_t>(count) * prog.input_bytes()),
+        count,
+        std::span<int8_t>(q_out.data() + static_cast<size_t>(first) * prog.output_bytes(),
+                          static_cast<size_t>(count) * prog.output_bytes()),
+        options_.device_timeout));
+    job.result.fabric_cycles += program_->last_run_cycles();
+  }
+  job.boundary = Tensor({static_cast<int64_t>(n), prog.output_c, prog.output_h, prog.output_w});
+  for (size_t i = 0; i < q_out.size(); ++i) job.boundary.data[i] = q_out[i] * prog.output_scale;
+  job.result.fabric_us = micros_since(start);
+  return Status::ok();
+}
+
+// The host part (FC, softmax, ...) in float on the fabric's output.
+Status Engine::Int8Path::host_stage(Job& job) {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t n = job.boundary.dim(0);
+  const Graph& host = compiled_.host_graph;
+  if (host.nodes.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(job.result.scores, split_rows(job.boundary, n, num_classes_));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(auto outputs, host::run_reference(host, {{host.inputs[0].name, std::move(job.boundary)}}));
+    TESSERA_ASSIGN_OR_RETURN(job.result.scores, split_rows(outputs.at(output_name_), n, num_classes_));
+  }
+  job.result.host_us = micros_since(start);
+  return Status::ok();
+}
+
+void Engine::Int8Path::finish(std::unique_ptr<Job> job) {
+  if (job->status.is_ok()) {
+    job->done.set_value(std::move(job->result));
+  } else {
+    job->done.set_value(job->status);
+  }
+}
+
+void Engine::Int8Path::fabric_loop() {
+  for (;;) {
+    std::unique_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      fabric_cv_.wait(lock, [&] { return stopping_ || !fabric_queue_.empty(); });
+      if (fabric_queue_.empty()) return;
+      job = std::move(fabric_queue_.front());
+      fabric_queue_.pop_front();
+    }
+    space_cv_.notify_all();
+    job->status = fabric_stage(*job);
+    if (!job->status.is_ok()) {
+      finish(std::move(job));
+      continue;
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      space_cv_.wait(lock, [&] { return stopping_ || host_queue_.size() < kQueueDepth; });
+      host_queue_.push_back(std::move(job));
+    }
+    host_cv_.notify_one();
+  }
+}
+
+void Engine::Int8Path::host_loop() {
+  for (;;) {
+    std::unique_ptr<Job> job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      host_cv_.wait(lock, [&] { return stopping_ || !host_queue_.empty(); });
+      if (host_queue_.empty()) return;
+      job = std::move(host_queue_.front());
+      host_queue_.pop_front();
+    }
+    space_cv_.notify_all();
+    job->status = host_stage(*job);
+    finish(std::move(job));
+  }
+}
+
+Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
+  auto job = std::make_unique<Job>();
+  job->input = batch;
+  auto done = job->done.get_future();
+  if (!options_.pipelined) {
+    std::lock_guard<std::mutex> lock(sequential_mu_);
+    job->status = fabric_stage(*job);
+    if (job->status.is_ok()) job->status = host_stage(*job);
+    finish(std::move(job));
+    return done.get();
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    space_cv_.wait(lock, [&] { return stopping_ || fabric_queue_.size() < kQueueDepth; });
+    if (stopping_) return Status::unavailable("the engine is shutting down");
+    fabric_queue_.push_back(std::move(job));
+  }
+  fabric_cv_.notify_one();
+  return done.get();
+}
+
+}  // namespace tessera

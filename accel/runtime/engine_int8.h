@@ -1,0 +1,65 @@
+// The int8 path of an Engine: calibration, compilation, the device program, and the two-stage
+// fabric || host pipeline. Internal to accel/runtime.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "accel/device/device.h"
+#include "accel/plan/compiler.h"
+#include "accel/runtime/engine.h"
+
+namespace tessera {
+
+// Rows of an N x K score tensor.
+Result<std::vector<std::vector<float>>> split_rows(const Tensor& scores, int64_t n, int classes);
+
+struct Engine::Int8Path {
+  static Result<std::unique_ptr<Int8Path>> create(const ModelConfig& config, const Graph& graph,
+                                                  const EngineOptions& options);
+  ~Int8Path();
+
+  Result<Inference> infer(const Tensor& batch);
+  std::string summary() const;
+
+ private:
+  // One batch on its way through the stages.
+  struct Job {
+    Tensor input;              // float N x C x H x W
+    Tensor boundary;           // float, the fabric output dequantised
+    Inference result;
+    Status status;
+    std::promise<Result<Inference>> done;
+  };
+
+  Int8Path() = default;
+  Status fabric_stage(Job& job);
+  Status host_stage(Job& job);
+  void fabric_loop();
+  void host_loop();
+  void finish(std::unique_ptr<Job> job);
+
+  EngineOptions options_;
+  int num_classes_ = 0;
+  std::string output_name_;
+  plan::CompiledModel compiled_;
+  std::shared_ptr<Device> device_;
+  std::unique_ptr<DeviceProgram> program_;
+  std::string device_kind_;
+
+  // Bounded queues between caller -> fabric -> host; depth 2 keeps one batch waiting per stage.
+  static constexpr size_t kQueueDepth = 2;
+  std::mutex mu_;
+  std::condition_variable fabric_cv_, host_cv_, space_cv_;
+  std::deque<std::unique_ptr<Job>> fabric_queue_, host_queue_;
+  bool stopping_ = false;
+  std::thread fabric_thread_, host_thread_;
+  std::mutex sequential_mu_;  // unpipelined mode: one batch at a time on the device
+};
+
+}  // namespace tessera

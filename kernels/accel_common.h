@@ -1,0 +1,73 @@
+// accel_common.h — small helpers shared by the accelerator's layer engines (accel_conv.h,
+// accel_pool.h, accel_add.h). Synthesisable C++: fixed-width integers, no allocation, no std::.
+// Only tessera_accel.cpp includes it; Vitis HLS and g++ (C simulation) compile the same text.
+#pragma once
+
+#include <stdint.h>
+
+#include "kernels/kernel_abi.h"
+
+// The MAC array synthesised: TESSERA_MAC_LANES output channels x TESSERA_MAC_CHANNELS input
+// channels per clock. The datapath is written for the ceiling (kMaxTileM x kMaxTileN = 64 x 64);
+// a smaller array folds it over kConvII cycles per pixel (the Makefile sets 16x16 for ZCU102/104,
+// 32x64 for F1). C simulation is bit-identical for every setting: only the schedule changes.
+#ifndef TESSERA_MAC_LANES
+#define TESSERA_MAC_LANES 64
+#endif
+#ifndef TESSERA_MAC_CHANNELS
+#define TESSERA_MAC_CHANNELS 64
+#endif
+
+// Where the 256 KB output accumulator tile lives: UltraRAM (1; XCZU7EV/ZCU104, VU9P/F1) or
+// block RAM (0; the ZCU102's XCZU9EG has no UltraRAM).
+#ifndef TESSERA_OUT_URAM
+#define TESSERA_OUT_URAM 1
+#endif
+
+namespace tessera {
+namespace kernel {
+
+using abi::acc_t;
+using abi::act_t;
+using abi::weight_t;
+
+constexpr uint32_t kMacLanes = TESSERA_MAC_LANES;
+constexpr uint32_t kMacChannels = TESSERA_MAC_CHANNELS;
+static_assert(kMacLanes >= 1 && abi::kMaxTileM % kMacLanes == 0, "MAC lanes must divide kMaxTileM");
+static_assert(kMacChannels >= 1 && abi::kMaxTileN % kMacChannels == 0, "MAC channels must divide kMaxTileN");
+// Initiation interval of the conv pixel loop: cycles the folded MAC array needs per pixel and tap.
+constexpr uint32_t kConvII = (abi::kMaxTileM / kMacLanes) * (abi::kMaxTileN / kMacChannels);
+constexpr uint32_t kMacCount = kMacLanes * kMacChannels;
+// Initiation interval of the requantisation loop: kMacLanes requantisers, tile_m lanes per pixel.
+constexpr uint32_t kRequantII = abi::kMaxTileM / kMacLanes;
+
+// Static sizes of the on-chip buffers, in elements (kernel_abi.h gives them in bytes).
+constexpr uint32_t kInputBufferElems = abi::kInputBufferBytes / sizeof(act_t);
+constexpr uint32_t kWeightBufferElems = abi::kWeightBufferBytes / sizeof(weight_t);
+constexpr uint32_t kOutputBufferElems = abi::kOutputBufferBytes / sizeof(acc_t);
+// Elements of one chunk of a standalone element-wise layer (one tile_r x tile_c tile at most).
+constexpr uint32_t kChunkElems = abi::kMaxTileR * abi::kMaxTileC;
+
+// Lowest int8: the identity of max. A max window with no valid position keeps it, and the clamp
+// to [act_lo, act_hi] that follows turns it into act_lo.
+constexpr int32_t kInt8Min = -128;
+
+// int32 addition with two's complement wrap-around (what the hardware adder does): the conv
+// accumulator and its bias add are defined modulo 2^32, so every summation order agrees.
+inline int32_t wrap_add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
+inline int32_t clamp_i32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+inline int32_t max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+
+inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+inline uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+// True when 0 <= v < bound (v may be negative: a padded position).
+inline bool in_range(int32_t v, uint32_t bound) { return v >= 0 && static_cast<uint32_t>(v) < bound; }
+
+}  // namespace kernel
+}  // namespace tessera

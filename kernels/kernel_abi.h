@@ -1,0 +1,231 @@
+// kernel_abi.h — the one spec shared by the HLS accelerator (kernels/), the bit-exact emulator
+// (accel/device/emu/) and the XRT backend (accel/device/xrt/). It fixes:
+//   - the program format: a ProgramHeader followed by LayerDesc records, all 32-bit words, that
+//     the kernel reads from device memory once per launch (one launch per batch);
+//   - the memory layout of weights, per-channel quantisation parameters and activations;
+//   - the on-chip buffer limits fixed at synthesis, which every tile must respect;
+//   - the requantisation rule, as one inline function everybody calls.
+// It is plain C++ with fixed-width integers only, so Vitis HLS, g++ (C simulation) and the
+// host code compile the same text. Nothing here may include from accel/ or server/.
+//
+// Papers: convolution lowered to GEMM, computed as implicit GEMM over on-chip tiles (thesis,
+// seeds/004); tiles double-buffered within half the on-chip memory (Cecconi et al., seeds/000);
+// fabric runs conv/pool/eltwise, FC stays on the ARM host (NEURAghe, seeds/003).
+#pragma once
+
+#include <stdint.h>
+
+namespace tessera {
+namespace abi {
+
+// ---- Versioning -------------------------------------------------------------------------------
+
+// "TSR1" little-endian; a program with another magic or version is refused by every backend.
+constexpr uint32_t kProgramMagic = 0x31525354u;
+constexpr uint32_t kAbiVersion = 1;
+
+// ---- Element types ----------------------------------------------------------------------------
+// Activations and weights are int8, symmetric (zero point 0). Accumulators, biases and
+// requantisation multipliers are int32; intermediates of the requantisation are int64.
+typedef int8_t act_t;
+typedef int8_t weight_t;
+typedef int32_t acc_t;
+
+// ---- On-chip limits (fixed at synthesis) --------------------------------------------------------
+// Tile sizes: T_m output channels, T_n input channels per group, T_r x T_c output pixels of the layer's
+// final output (after a fused pool). The planner picks tiles within these limits and within the
+// buffer budgets below; the kernel and emulator refuse a descriptor that exceeds them.
+constexpr uint32_t kMaxTileM = 64;        // output channels per tile (parallel MAC lanes)
+constexpr uint32_t kMaxTileN = 64;        // input channels per tile (MACs per lane per cycle)
+constexpr uint32_t kMaxTileR = 64;        // output rows per tile
+constexpr uint32_t kMaxTileC = 64;        // output columns per tile
+constexpr uint32_t kMaxKernel = 11;       // kernel height/width
+constexpr uint32_t kMaxStride = 4;
+constexpr uint32_t kMaxDilation = 4;
+constexpr uint32_t kMaxPoolKernel = 3;    // fused max-pool window (2x2 or 3x3)
+constexpr uint32_t kMaxStandalonePool = 16;  // standalone pool window (incl. global pool up to 16x16)
+
+// One buffer of each double-buffered pair, in bytes. Input tile: T_n x in_rows x in_cols int8;
+// weight tile: T_m x T_n x kh x kw int8; output tile: T_m x conv_rows x conv_cols int32
+// accumulators. Total on-chip = 2 x (input + weight) + output.
+constexpr uint32_t kInputBufferBytes = 64 * 1024;
+constexpr uint32_t kWeightBufferBytes = 64 * 1024;
+constexpr uint32_t kOutputBufferBytes = 256 * 1024;
+
+// Input tile rows/cols of the implicit-GEMM window (the static array bounds of the HLS kernel).
+constexpr uint32_t kMaxInputTileRows = 256;
+constexpr uint32_t kMaxInputTileCols = 256;
+
+// ---- Requantisation -----------------------------------------------------------------------------
+// y = clamp((acc * M + (1 << (S - 1))) >> S, lo, hi), acc = int32 sum + int32 bias, M a positive
+// int32 multiplier, S in [kMinShift, kMaxShift], 64-bit intermediate, arithmetic shift.
+// The int32 sum of products and the bias add wrap modulo 2^32 (two's complement), like the
+// hardware adders, so every summation order and tiling gives the same acc.
+// lo = 0 when ReLU is fused, else -128; hi = 127, or a smaller bound for a fused ReLU6-style
+// clip (carried in the descriptor's act_lo / act_hi).
+constexpr int32_t kMinShift = 1;
+constexpr int32_t kMaxShift = 62;
+
+inline int32_t requantize(int32_t acc, int32_t multiplier, int32_t shift, int32_t lo, int32_t hi) {
+  const int64_t product = static_cast<int64_t>(acc) * static_cast<int64_t>(multiplier);
+  const int64_t rounded = (product + (static_cast<int64_t>(1) << (shift - 1))) >> shift;
+  return rounded < lo ? lo : (rounded > hi ? hi : static_cast<int32_t>(rounded));
+}
+
+// Element-wise add of two int8 tensors with their own scales, rescaled to the output's:
+// y = clamp((a * M_a + b * M_b + (1 << (S - 1))) >> S, lo, hi), 64-bit intermediate.
+inline int32_t requantize_add(int32_t a, int32_t b, int32_t multiplier_a, int32_t multiplier_b, int32_t shift,
+                              int32_t lo, int32_t hi) {
+  const int64_t sum = static_cast<int64_t>(a) * multiplier_a + static_cast<int64_t>(b) * multiplier_b;
+  const int64_t rounded = (sum + (static_cast<int64_t>(1) << (shift - 1))) >> shift;
+  return rounded < lo ? lo : (rounded > hi ? hi : static_cast<int32_t>(rounded));
+}
+
+// ---- Operations ---------------------------------------------------------------------------------
+enum LayerOp : uint32_t {
+  kOpConv = 1,   // (grouped) convolution + bias + requantise + clamp [+ fused max-pool]
+  kOpPool = 2,   // standalone max or average pool on int8 (average: window sum, then requantise)
+  kOpAdd = 3,    // element-wise add of two int8 tensors (ResNet/MobileNet shortcuts)
+};
+
+enum PoolKind : uint32_t {
+  kPoolNone = 0,
+  // Max over the window's valid positions, starting from -128: padded positions never win and a
+  // window with no valid position gives -128. No requantisation and no act_lo/act_hi clamp
+  // (a fused pool's inputs are already requantised and clamped).
+  kPoolMax = 1,
+  // kOpPool only: requantize(sum over valid positions, M, S, act_lo, act_hi); the window count is
+  // constant (no padding, or count_include_pad), its reciprocal folded into M / 2^S.
+  kPoolAverage = 2,
+};
+
+// ---- Memory layout ------------------------------------------------------------------------------
+// Four data buffers, bound to the kernel's first four m_axi ports (the fifth, status, is below):
+//   program  (uint32): ProgramHeader, then layer_count LayerDesc records.
+//   weights  (int8):   per conv layer, [out_c][in_c / groups][kernel_h][kernel_w], at weight_offset
+//                      (bytes). Offsets are multiples of kParamAlignBytes.
+//   quant    (int32):  per conv layer, three arrays of out_c values at quant_offset (in int32
+//                      words): bias[out_c], multiplier[out_c], shift[out_c]. Per pool/add layer:
+//                      {multiplier, shift} (average pool) or {multiplier_a, multiplier_b, shift}.
+//   arena    (int8):   activations. Image n's activations start at n * header.arena_image_bytes;
+//                      within an image a tensor is C x H x W at its byte offset. A layer may read
+//                      and write a channel slice of a larger tensor (channel_base / channels_total),
+//                      which makes Concat free: producers write into their slice of one tensor.
+constexpr uint32_t kParamAlignBytes = 64;   // DDR burst alignment for weight/quant arrays
+constexpr uint32_t kArenaAlignBytes = 64;   // alignment of every activation tensor
+
+// 32-bit words so that HLS reads the record with plain word loads and host code needs no packing.
+struct ProgramHeader {
+  uint32_t magic;              // kProgramMagic
+  uint32_t version;            // kAbiVersion
+  uint32_t layer_count;
+  uint32_t batch;              // images in this launch (set per run by the host)
+  uint32_t arena_image_bytes;  // arena bytes per image
+  uint32_t input_offset;       // network input tensor (C x H x W int8) in the image's arena
+  uint32_t output_offset;      // network output tensor of the fabric part
+  uint32_t reserved[9];
+};
+
+struct LayerDesc {
+  uint32_t op;                 // LayerOp
+  // Input tensor (C x H x W int8 at in_offset; reads channels [in_channel_base, +in_c) of a
+  // tensor with in_channels_total channels).
+  uint32_t in_c, in_h, in_w;
+  uint32_t in_offset;
+  uint32_t in_channel_base, in_channels_total;
+  // Second input of kOpAdd (same shape and slicing rule as the first).
+  uint32_t in2_offset;
+  uint32_t in2_channel_base, in2_channels_total;
+  // Output tensor after any fused pool: out_c x out_h x out_w, written into channels
+  // [out_channel_base, +out_c) of a tensor with out_channels_total channels at out_offset.
+  uint32_t out_c, out_h, out_w;
+  uint32_t out_offset;
+  uint32_t out_channel_base, out_channels_total;
+  // Convolution (kOpConv): output before the fused pool is out_c x conv_h x conv_w.
+  uint32_t conv_h, conv_w;
+  uint32_t kernel_h, kernel_w;
+  uint32_t stride_h, stride_w;
+  uint32_t pad_top, pad_left;  // bottom/right padding is implied by conv_h/conv_w
+  uint32_t dilation_h, dilation_w;
+  uint32_t groups;
+  uint32_t weight_offset;      // bytes into the weights buffer
+  uint32_t quant_offset;       // int32 words into the quant buffer
+  // Clamp after requantisation (two's complement in the low 8 bits is NOT used: full int32).
+  int32_t act_lo, act_hi;
+  // Pool: fused after the conv (kOpConv, kPoolMax only) or the whole op (kOpPool). Windows are
+  // in the pool's input coordinates; padded positions never win a max and are never counted.
+  uint32_t pool_kind;          // PoolKind
+  uint32_t pool_h, pool_w;
+  uint32_t pool_stride_h, pool_stride_w;
+  uint32_t pool_pad_top, pool_pad_left;
+  // Tiles (planner's choice): output channels, input channels (per group), output rows, cols.
+  uint32_t tile_m, tile_n, tile_r, tile_c;
+  uint32_t reserved[4];
+};
+
+constexpr uint32_t kHeaderWords = sizeof(ProgramHeader) / 4;
+constexpr uint32_t kLayerWords = sizeof(LayerDesc) / 4;
+static_assert(sizeof(ProgramHeader) == 64, "ProgramHeader is 16 words");
+static_assert(sizeof(LayerDesc) % 4 == 0, "LayerDesc is whole words");
+
+// The kernel's verdict on a launch, written to word 0 of the status buffer (the fifth m_axi
+// port); word 1 holds the index of the offending layer for kRunBadLayer. Backends turn a
+// non-zero status into an error naming the layer, never into silently wrong numbers.
+enum RunStatus : uint32_t {
+  kRunOk = 0,
+  kRunBadProgram = 1,          // magic/version mismatch or layer_count over kMaxLayers
+  kRunBadLayer = 2,            // a descriptor exceeds the synthesised limits
+};
+constexpr uint32_t kStatusWords = 2;
+constexpr uint32_t kMaxLayers = 1024;
+
+// Checks one descriptor against the synthesised limits (tile sizes, kernel, stride, buffer
+// budgets). The kernel, the emulator and the program compiler all call it: a layer one of them
+// accepts, all accept.
+inline bool layer_fits(const LayerDesc& d) {
+  if (d.op != kOpConv && d.op != kOpPool && d.op != kOpAdd) return false;
+  if (d.tile_m < 1 || d.tile_m > kMaxTileM || d.tile_r < 1 || d.tile_r > kMaxTileR || d.tile_c < 1 ||
+      d.tile_c > kMaxTileC)
+    return false;
+  if (d.out_channel_base + d.out_c > d.out_channels_total) return false;
+  if (d.in_channel_base + d.in_c > d.in_channels_total) return false;
+  // Clamp bounds are stored as int8: anything wider would wrap on the write.
+  if (d.act_lo < -128 || d.act_hi > 127 || d.act_lo > d.act_hi) return false;
+  if (d.op == kOpAdd) return d.in2_channel_base + d.in_c <= d.in2_channels_total;
+  if (d.op == kOpPool) {
+    return (d.pool_kind == kPoolMax || d.pool_kind == kPoolAverage) && d.pool_h >= 1 &&
+           d.pool_h <= kMaxStandalonePool && d.pool_w >= 1 && d.pool_w <= kMaxStandalonePool &&
+           d.pool_stride_h >= 1 && d.pool_stride_w >= 1;
+  }
+  // Convolution.
+  if (d.groups < 1 || d.in_c % d.groups != 0 || d.out_c % d.groups != 0) return false;
+  // Grouped/depthwise: a channel tile covers whole groups or lies inside one group, so the
+  // input tile holds groups_in_tile x tile_n channels.
+  const uint32_t out_per_group = d.out_c / d.groups;
+  const uint32_t in_per_group = d.in_c / d.groups;
+  if (d.groups > 1 && out_per_group % d.tile_m != 0 && d.tile_m % out_per_group != 0) return false;
+  const uint32_t groups_in_tile = d.tile_m > out_per_group ? d.tile_m / out_per_group : 1;
+  if (d.tile_n < 1 || d.tile_n > kMaxTileN || d.tile_n > in_per_group) return false;
+  if (groups_in_tile * d.tile_n > kMaxTileN) return false;
+  if (d.kernel_h < 1 || d.kernel_h > kMaxKernel || d.kernel_w < 1 || d.kernel_w > kMaxKernel) return false;
+  if (d.stride_h < 1 || d.stride_h > kMaxStride || d.stride_w < 1 || d.stride_w > kMaxStride) return false;
+  if (d.dilation_h < 1 || d.dilation_h > kMaxDilation || d.dilation_w < 1 || d.dilation_w > kMaxDilation)
+    return false;
+  if (d.pool_kind != kPoolNone && d.pool_kind != kPoolMax) return false;
+  if (d.pool_kind == kPoolMax && (d.pool_h < 1 || d.pool_h > kMaxPoolKernel || d.pool_w < 1 ||
+                                  d.pool_w > kMaxPoolKernel || d.pool_stride_h < 1 || d.pool_stride_w < 1))
+    return false;
+  // Conv rows/cols a tile of tile_r x tile_c outputs needs (through the fused pool, if any).
+  const uint32_t conv_rows = d.pool_kind == kPoolMax ? (d.tile_r - 1) * d.pool_stride_h + d.pool_h : d.tile_r;
+  const uint32_t conv_cols = d.pool_kind == kPoolMax ? (d.tile_c - 1) * d.pool_stride_w + d.pool_w : d.tile_c;
+  const uint32_t in_rows = (conv_rows - 1) * d.stride_h + (d.kernel_h - 1) * d.dilation_h + 1;
+  const uint32_t in_cols = (conv_cols - 1) * d.stride_w + (d.kernel_w - 1) * d.dilation_w + 1;
+  if (in_rows > kMaxInputTileRows || in_cols > kMaxInputTileCols) return false;
+  if (static_cast<uint64_t>(groups_in_tile) * d.tile_n * in_rows * in_cols > kInputBufferBytes) return false;
+  if (static_cast<uint64_t>(d.tile_m) * d.tile_n * d.kernel_h * d.kernel_w > kWeightBufferBytes) return false;
+  if (static_cast<uint64_t>(d.tile_m) * conv_rows * conv_cols * 4 > kOutputBufferBytes) return false;
+  return true;
+}
+
+}  // namespace abi
+}  // namespace tessera

@@ -1,0 +1,46 @@
+// What a classification answers: the top-k classes with labels, and where the time went.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+// Microseconds per stage of one request.
+struct Timing {
+  uint64_t decode_us = 0;     // decode + preprocess
+  uint64_t queue_us = 0;      // submitted -> picked up by a worker
+  uint64_t inference_us = 0;  // the model run of the batch the image was in
+  uint64_t total_us = 0;      // received -> result ready
+};
+
+struct ScoredClass {
+  int index = 0;
+  std::string label;
+  float score = 0.0f;
+};
+
+struct ClassifyResult {
+  std::vector<ScoredClass> classes;  // highest score first
+  Timing timing;
+};
+
+// Top-k used when the caller asks for 0.
+inline constexpr int kDefaultTopK = 5;
+
+// The k a request gets: 0 -> kDefaultTopK, and never more than the model's classes.
+int effective_top_k(uint64_t requested, int num_classes);
+
+// The k highest scores, highest first (ties: lower index first), labelled from `labels`
+// ("class N" past its end).
+std::vector<ScoredClass> top_k_classes(std::span<const float> scores, int k,
+                                       const std::vector<std::string>& labels);
+
+// Whole microseconds from `from` to `to` (0 if `to` is earlier).
+uint64_t micros_between(std::chrono::steady_clock::time_point from,
+                        std::chrono::steady_clock::time_point to);
+
+}  // namespace tessera

@@ -1,0 +1,90 @@
+#include "server/daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <thread>
+
+#include "server/grpc_server.h"
+#include "server/http_routes.h"
+#include "server/http_server.h"
+#include "server/inference_queue.h"
+#include "server/model_repository.h"
+
+namespace tessera {
+namespace {
+
+// Room for the rest of a ClassifyRequest beyond the image bytes.
+constexpr int64_t kGrpcHeadroomBytes = 64 << 10;
+// Requests being served get this long to finish at shutdown.
+constexpr std::chrono::seconds kShutdownGrace{5};
+// Then gRPC gets this long to flush the last answers before it cuts the connections (idle
+// clients would otherwise hold its shutdown for the whole grace period).
+constexpr std::chrono::milliseconds kFlushGrace{250};
+
+}  // namespace
+
+Daemon::Daemon(const DaemonOptions& options) : options_(options) {}
+
+Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
+  std::unique_ptr<Daemon> d(new Daemon(options));
+  TESSERA_ASSIGN_OR_RETURN(d->models_, ModelRepository::load(options.models_dir));
+
+  InferenceQueueOptions queue_options;
+  queue_options.capacity = options.max_queue;
+  queue_options.workers = options.workers;
+  queue_options.decode_limits.max_bytes = options.max_image_bytes;
+  d->queue_ = std::make_unique<InferenceQueue>(queue_options);
+
+  d->classifier_ = std::make_unique<ClassifierService>(*d->models_, *d->queue_, options.max_image_bytes);
+  GrpcServerOptions grpc_options;
+  grpc_options.host = options.listen;
+  grpc_options.port = options.grpc_port;
+  grpc_options.max_receive_bytes =
+      static_cast<int>(std::min<int64_t>(options.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
+  TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get()}));
+
+  d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root);
+  HttpServerOptions http_options;
+  http_options.host = options.listen;
+  http_options.port = options.http_port;
+  http_options.threads = options.http_threads;
+  http_options.limits.body_limit = static_cast<uint64_t>(options.max_image_bytes);
+  TESSERA_ASSIGN_OR_RETURN(d->http_, HttpServer::start(http_options, *d->routes_));
+  return d;
+}
+
+Daemon::~Daemon() { stop(); }
+
+int Daemon::grpc_port() const { return grpc_ ? grpc_->port() : 0; }
+int Daemon::http_port() const { return http_ ? http_->port() : 0; }
+
+std::string Daemon::listening_line() const {
+  std::string names;
+  for (const std::string& name : models_->names()) names += (names.empty() ? "" : ",") + name;
+  return "tesserad: listening grpc=" + join_host_port(options_.listen, grpc_port()) +
+         " http=" + join_host_port(options_.listen, http_port()) + " models=" + names;
+}
+
+void Daemon::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // New requests are refused (UNAVAILABLE / 503) while the running ones finish.
+  if (http_) http_->stop_accepting();
+  if (classifier_) classifier_->in_flight().start_draining();
+  if (routes_) routes_->in_flight().start_draining();
+  const bool http_busy = routes_ && routes_->in_flight().running() > 0;
+  const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+  const bool idle = (!classifier_ || classifier_->in_flight().wait_until_idle(deadline)) &&
+                    (!routes_ || routes_->in_flight().wait_until_idle(deadline));
+  if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", kShutdownGrace.count());
+  if (grpc_) grpc_->shutdown(kFlushGrace);
+  if (queue_) queue_->stop();  // answers what is still queued
+  // HTTP answers are written on the io threads: give the last ones time to go out.
+  if (http_busy) std::this_thread::sleep_for(kFlushGrace);
+  if (http_) http_->stop();
+}
+
+}  // namespace tessera

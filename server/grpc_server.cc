@@ -1,0 +1,144 @@
+#include "server/grpc_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "server/inference_queue.h"
+#include "server/model_repository.h"
+#include "server/request_id.h"
+#include "server/request_log.h"
+#include "server/status_mapping.h"
+
+namespace tessera {
+namespace {
+
+// Converts a deadline on the system clock (gRPC's) to the steady clock (the queue's).
+SteadyClock::time_point to_steady(std::chrono::system_clock::time_point deadline) {
+  if (deadline == std::chrono::system_clock::time_point::max()) return SteadyClock::time_point::max();
+  const auto left = deadline - std::chrono::system_clock::now();
+  return SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(left);
+}
+
+void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response) {
+  for (const ScoredClass& scored : result.classes) {
+    v1::Class* out = response.add_classes();
+    out->set_index(static_cast<uint32_t>(scored.index));
+    out->set_label(scored.label);
+    out->set_score(scored.score);
+  }
+  v1::Timing* timing = response.mutable_timing();
+  timing->set_decode_us(result.timing.decode_us);
+  timing->set_queue_us(result.timing.queue_us);
+  timing->set_inference_us(result.timing.inference_us);
+  timing->set_total_us(result.timing.total_us);
+}
+
+}  // namespace
+
+ClassifierService::ClassifierService(const ModelRepository& models, InferenceQueue& queue,
+                                     int64_t max_image_bytes)
+    : models_(models), queue_(queue), max_image_bytes_(max_image_bytes) {}
+
+grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContext* context,
+                                                      const v1::ClassifyRequest* request,
+                                                      v1::ClassifyResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const std::string& image = request->image();
+  // A bad caller id is refused, but logged under one of ours.
+  const bool id_ok = request->request_id().empty() || is_valid_request_id(request->request_id());
+  const std::string request_id =
+      request->request_id().empty() || !id_ok ? make_request_id() : request->request_id();
+  auto refuse = [&](const Status& status) {
+    log_request_failed("grpc", request_id, request->model(), image.size(), status);
+    reactor->Finish(to_grpc_status(status));
+    return reactor;
+  };
+
+  if (!id_ok) {
+    return refuse(Status::invalid_argument("request_id must be 1..128 printable characters without spaces"));
+  }
+  const ServedModel* model = models_.find(request->model());
+  if (model == nullptr) return refuse(Status::not_found("no model named '" + request->model() + "'"));
+  if (image.empty()) return refuse(Status::invalid_argument("image is empty"));
+  if (static_cast<int64_t>(image.size()) > max_image_bytes_) {
+    return refuse(Status::invalid_argument("image is " + std::to_string(image.size()) +
+                                           " bytes; the limit is " + std::to_string(max_image_bytes_)));
+  }
+
+  if (!in_flight_.try_begin()) return refuse(Status::unavailable("the server is shutting down"));
+
+  response->set_model(model->name());
+  response->set_request_id(request_id);
+  InferenceJob job;
+  job.model = model;
+  // The request outlives the job: gRPC keeps it until the reactor finishes.
+  job.image = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
+  job.top_k = effective_top_k(request->top_k(), model->num_classes());
+  job.request_id = request_id;
+  job.via = "grpc";
+  job.deadline = to_steady(context->deadline());
+  job.cancelled = [context] { return context->IsCancelled(); };
+  job.done = [this, reactor, response](Result<ClassifyResult> result) {
+    if (result) fill_response(*result, *response);
+    reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
+    in_flight_.end();
+  };
+  queue_.submit(std::move(job));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerContext* context,
+                                                        const v1::ListModelsRequest* /*request*/,
+                                                        v1::ListModelsResponse* response) {
+  for (const auto& model : models_.models()) {
+    const ModelConfig& config = model->config();
+    v1::ModelInfo* info = response->add_models();
+    info->set_name(config.name);
+    info->set_format(config.format);
+    info->set_input_width(static_cast<uint32_t>(config.input.width));
+    info->set_input_height(static_cast<uint32_t>(config.input.height));
+    info->set_input_channels(static_cast<uint32_t>(config.input.channels));
+    for (const std::string& label : config.labels) info->add_labels(label);
+    info->set_precision(model->precision);
+    info->set_device(model->device);
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+std::string join_host_port(const std::string& host, int port) {
+  if (host.find(':') != std::string::npos && host.front() != '[') {
+    return "[" + host + "]:" + std::to_string(port);
+  }
+  return host + ":" + std::to_string(port);
+}
+
+Result<std::unique_ptr<GrpcServer>> GrpcServer::start(const GrpcServerOptions& options,
+                                                      const std::vector<grpc::Service*>& services) {
+  const std::string address = join_host_port(options.host, options.port);
+  grpc::ServerBuilder builder;
+  int bound_port = 0;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
+  // Without this a second daemon on the same port would silently share it (SO_REUSEPORT).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || bound_port == 0) {
+    return Status::unavailable("gRPC cannot listen on " + address + " (is the port in use?)");
+  }
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), bound_port));
+}
+
+GrpcServer::~GrpcServer() { shutdown(std::chrono::milliseconds(0)); }
+
+void GrpcServer::shutdown(std::chrono::milliseconds grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
+  server_->Wait();
+}
+
+}  // namespace tessera

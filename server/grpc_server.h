@@ -1,0 +1,74 @@
+// The gRPC side: tessera.v1.Classifier on the callback API, and the grpc::Server that hosts it.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accel/common/status.h"
+#include "server/in_flight.h"
+#include "tessera/v1/classifier.grpc.pb.h"
+
+namespace tessera {
+
+class InferenceQueue;
+class ModelRepository;
+
+// Classify validates, hands the job to the queue and returns its reactor at once; the worker's
+// callback fills the response and finishes the RPC. ListModels answers inline.
+class ClassifierService final : public v1::Classifier::CallbackService {
+ public:
+  ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes);
+
+  grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context,
+                                     const v1::ClassifyRequest* request,
+                                     v1::ClassifyResponse* response) override;
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
+                                       const v1::ListModelsRequest* request,
+                                       v1::ListModelsResponse* response) override;
+
+  // Classify calls waiting for the queue; shutdown drains them.
+  InFlightTracker& in_flight() { return in_flight_; }
+
+ private:
+  const ModelRepository& models_;
+  InferenceQueue& queue_;
+  const int64_t max_image_bytes_;
+  InFlightTracker in_flight_;
+};
+
+struct GrpcServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 50051;                  // 0 picks a free port
+  int max_receive_bytes = 16 << 20;  // whole messages, so the image limit plus headroom
+};
+
+// A started grpc::Server serving the given services (which must outlive it).
+class GrpcServer {
+ public:
+  static Result<std::unique_ptr<GrpcServer>> start(const GrpcServerOptions& options,
+                                                   const std::vector<grpc::Service*>& services);
+  ~GrpcServer();
+
+  // The bound port (the real one when options.port was 0).
+  int port() const { return port_; }
+  // Stops accepting calls and waits for running ones, cancelling those still running after
+  // `grace`. Idempotent.
+  void shutdown(std::chrono::milliseconds grace);
+
+ private:
+  GrpcServer(std::unique_ptr<grpc::Server> server, int port) : server_(std::move(server)), port_(port) {}
+
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+// "host:port", bracketing IPv6 literals.
+std::string join_host_port(const std::string& host, int port);
+
+}  // namespace tessera

@@ -1,0 +1,46 @@
+// The models tesserad serves: every subfolder of --models that holds a model.toml.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "accel/common/status.h"
+#include "accel/runtime/engine.h"
+
+namespace tessera {
+
+// One loaded model and what clients are told about it.
+struct ServedModel {
+  std::unique_ptr<Engine> engine;
+  std::string precision = "fp32";  // the Engine runs the float32 host path for now
+  std::string device = "host";
+
+  const ModelConfig& config() const { return engine->config(); }
+  const std::string& name() const { return config().name; }
+  int num_classes() const { return engine->num_classes(); }
+};
+
+class ModelRepository {
+ public:
+  // Loads the subfolders of `root` that hold a model.toml, in name order; the first is the
+  // default. A folder that fails to load, two models with one name, or no model at all is an
+  // error naming the folder and why.
+  static Result<std::unique_ptr<ModelRepository>> load(const std::filesystem::path& root);
+
+  // From models loaded elsewhere (tests); the first is the default.
+  explicit ModelRepository(std::vector<std::unique_ptr<ServedModel>> models);
+
+  // The named model, or the default one for an empty name; nullptr when there is none.
+  const ServedModel* find(std::string_view name) const;
+  const ServedModel& default_model() const { return *models_.front(); }
+  const std::vector<std::unique_ptr<ServedModel>>& models() const { return models_; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<ServedModel>> models_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,58 @@
+// Random, valid (abi::layer_fits) accelerator programs for the bit-exactness test: single conv,
+// pool and add layers over the whole descriptor space, and small multi-layer networks. Seeded
+// and reproducible: the same seed gives the same cases on every run.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "accel/device/program.h"
+
+namespace tessera::bitexact {
+
+// A program, the batch to run and the initial arena (every byte random, batch images).
+struct BitexactCase {
+  std::string name;  // what the case is, for failure messages
+  CompiledProgram program;
+  uint32_t batch = 1;
+  std::vector<int8_t> arena;
+};
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : engine_(seed) {}
+  // Uniform in [lo, hi] (inclusive).
+  int64_t range(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(engine_() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  uint32_t urange(uint32_t lo, uint32_t hi) { return static_cast<uint32_t>(range(lo, hi)); }
+  bool chance(double p) { return static_cast<double>(engine_() >> 11) * 0x1.0p-53 < p; }
+  template <class T>
+  T pick(const std::vector<T>& values) { return values[engine_() % values.size()]; }
+  uint64_t next() { return engine_(); }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+class CaseGenerator {
+ public:
+  explicit CaseGenerator(uint64_t seed) : rng_(seed) {}
+
+  BitexactCase conv_case();
+  BitexactCase pool_case();
+  BitexactCase add_case();
+  // conv (+ fused pool) -> depthwise -> two convs into one concat tensor -> pool -> 1x1 conv ->
+  // add (shortcut), random shapes and tiles, batch 3.
+  BitexactCase network_case();
+
+ private:
+  Rng rng_;
+};
+
+// One-line summary of a descriptor ("conv 12x9x17 -> 24x5x9 k3x5 s2x1 d1x2 g3 pool 2x2/2 ...").
+std::string describe(const abi::LayerDesc& d);
+
+}  // namespace tessera::bitexact
