@@ -15,6 +15,9 @@ struct Timing {
   uint64_t queue_us = 0;      // submitted -> picked up by a worker
   uint64_t inference_us = 0;  // the model run of the batch the image was in
   uint64_t total_us = 0;      // received -> result ready
+  uint64_t fabric_us = 0;     // fabric stage of the batch (int8)
+  uint64_t host_us = 0;       // host stage of the batch
+  uint64_t modeled_fabric_us = 0;  // device-reported fabric time (modelled on the emulator)
 };
 
 struct ScoredClass {

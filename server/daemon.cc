@@ -30,7 +30,17 @@ Daemon::Daemon(const DaemonOptions& options) : options_(options) {}
 
 Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   std::unique_ptr<Daemon> d(new Daemon(options));
-  TESSERA_ASSIGN_OR_RETURN(d->models_, ModelRepository::load(options.models_dir));
+  EngineOptions engine_options;
+  TESSERA_ASSIGN_OR_RETURN(engine_options.precision, parse_precision(options.precision));
+  engine_options.max_batch = options.max_batch;
+  if (engine_options.precision == Precision::kInt8) {
+    std::string note;
+    TESSERA_ASSIGN_OR_RETURN(engine_options.device, open_device(options.device, &note));
+    if (!note.empty()) spdlog::info("{}", note);
+    const DeviceInfo info = engine_options.device->info();
+    spdlog::info("device {}: {} (board {}; {})", info.kind, info.name, info.board, info.detail);
+  }
+  TESSERA_ASSIGN_OR_RETURN(d->models_, ModelRepository::load(options.models_dir, engine_options));
 
   InferenceQueueOptions queue_options;
   queue_options.capacity = options.max_queue;

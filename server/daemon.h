@@ -8,6 +8,7 @@
 #include <string>
 
 #include "accel/common/status.h"
+#include "accel/device/device_registry.h"
 
 namespace tessera {
 
@@ -28,6 +29,9 @@ struct DaemonOptions {
   int workers = 2;         // inference threads
   size_t max_queue = 64;   // waiting jobs before RESOURCE_EXHAUSTED
   int http_threads = 2;
+  std::string precision = "int8";   // int8 (fabric + host pipeline) or fp32 (host only)
+  DeviceOptions device;             // --device auto|emu|xrt, --xclbin, --board
+  uint32_t max_batch = 8;           // images per device run
 };
 
 class Daemon {

@@ -32,6 +32,9 @@ void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response)
   timing->set_queue_us(result.timing.queue_us);
   timing->set_inference_us(result.timing.inference_us);
   timing->set_total_us(result.timing.total_us);
+  timing->set_fabric_us(result.timing.fabric_us);
+  timing->set_host_us(result.timing.host_us);
+  timing->set_modeled_fabric_us(result.timing.modeled_fabric_us);
 }
 
 }  // namespace

@@ -37,7 +37,10 @@ json to_json(const ClassifyResult& result, const std::string& model, const std::
            {{"decode_us", result.timing.decode_us},
             {"queue_us", result.timing.queue_us},
             {"inference_us", result.timing.inference_us},
-            {"total_us", result.timing.total_us}}}};
+            {"total_us", result.timing.total_us},
+            {"fabric_us", result.timing.fabric_us},
+            {"host_us", result.timing.host_us},
+            {"modeled_fabric_us", result.timing.modeled_fabric_us}}}};
 }
 
 HttpResponse method_not_allowed(std::string_view allow) {

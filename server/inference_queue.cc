@@ -137,28 +137,32 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
 
   // One model run for the whole batch.
   const auto run_start = SteadyClock::now();
-  Result<std::vector<std::vector<float>>> scores = Status::internal("not run");
+  Result<Inference> inference = Status::internal("not run");
   try {
-    scores = model.engine->classify(tensor);
+    inference = model.engine->infer(tensor);
   } catch (const std::exception& e) {
-    scores = Status::internal(std::string("inference: ") + e.what());
+    inference = Status::internal(std::string("inference: ") + e.what());
   }
   const auto run_end = SteadyClock::now();
-  if (scores && scores->size() != running.size()) {
-    scores = Status::internal("the model returned " + std::to_string(scores->size()) +
-                              " results for a batch of " + std::to_string(running.size()));
+  if (inference && inference->scores.size() != running.size()) {
+    inference = Status::internal("the model returned " + std::to_string(inference->scores.size()) +
+                                 " results for a batch of " + std::to_string(running.size()));
   }
+  if (inference) model.engine->to_probabilities(inference->scores);
 
   for (size_t i = 0; i < running.size(); ++i) {
     InferenceJob& job = running[i]->job;
-    if (!scores) {
-      answer(job, scores.status());
+    if (!inference) {
+      answer(job, inference.status());
       continue;
     }
     ClassifyResult result;
-    result.classes = top_k_classes((*scores)[i], job.top_k, model.config().labels);
+    result.classes = top_k_classes(inference->scores[i], job.top_k, model.config().labels);
     result.timing = timings[i];
     result.timing.inference_us = micros_between(run_start, run_end);
+    result.timing.fabric_us = inference->fabric_us;
+    result.timing.host_us = inference->host_us;
+    result.timing.modeled_fabric_us = inference->modeled_fabric_us;
     result.timing.total_us = micros_between(job.received, SteadyClock::now());
     answer(job, std::move(result));
   }

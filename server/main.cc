@@ -49,6 +49,16 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(1, 256));
   app.add_option("--max-queue", options.max_queue, "Requests waiting for a worker before RESOURCE_EXHAUSTED")
       ->capture_default_str()->check(CLI::Range(size_t{1}, size_t{1} << 20));
+  app.add_option("--precision", options.precision, "int8: conv layers on the fabric (or its emulator), FC on the host; "
+                 "fp32: everything on the host's float path")
+      ->capture_default_str()->check(CLI::IsMember({"int8", "fp32"}));
+  app.add_option("--device", options.device.kind, "Where the fabric part runs: " + tessera::device_kinds() +
+                 " (auto: a Xilinx board when one and an xclbin are there, else the emulator)")
+      ->capture_default_str();
+  app.add_option("--xclbin", options.device.xclbin, "Accelerator binary for --device xrt/auto (else $TESSERA_XCLBIN)");
+  app.add_option("--board", options.device.board, "Board profile of the emulator's timing model")->capture_default_str();
+  app.add_option("--max-batch", options.max_batch, "Images per device run")
+      ->capture_default_str()->check(CLI::Range(1u, 256u));
   CLI11_PARSE(app, argc, argv);
 
   auto logger = spdlog::stderr_color_mt("tesserad");

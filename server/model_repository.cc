@@ -12,17 +12,19 @@ namespace fs = std::filesystem;
 namespace {
 
 // Loads one model folder; errors say which folder.
-Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir) {
+Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir, const EngineOptions& engine_options) {
   auto fail = [&](const Status& why) {
     return Status(why.code(), "model folder " + dir.string() + ": " + why.message());
   };
   try {
     auto config = load_model_config(dir);
     if (!config) return fail(config.status());
-    auto engine = Engine::load(*config);
+    auto engine = Engine::load(*config, engine_options);
     if (!engine) return fail(engine.status());
     auto model = std::make_unique<ServedModel>();
     model->engine = std::move(engine).value();
+    model->precision = precision_name(engine_options.precision);
+    model->device = engine_options.precision == Precision::kInt8 ? engine_options.device->info().kind : "host";
     return model;
   } catch (const std::exception& e) {
     return fail(Status::internal(e.what()));
@@ -31,7 +33,8 @@ Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir) {
 
 }  // namespace
 
-Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& root) {
+Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& root,
+                                                               const EngineOptions& engine_options) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
     return Status::not_found("models directory " + root.string() + " does not exist");
@@ -49,15 +52,15 @@ Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& r
   std::vector<std::unique_ptr<ServedModel>> models;
   std::set<std::string> names;
   for (const auto& dir : dirs) {
-    auto model = load_model(dir);
+    auto model = load_model(dir, engine_options);
     if (!model) return model.status();
     const std::string& name = (*model)->name();
     if (!names.insert(name).second) {
       return Status::invalid_argument("model folder " + dir.string() + ": another folder already serves a model named '" + name + "'");
     }
-    spdlog::info("loaded model '{}' from {} ({} classes, input {}x{}x{})", name, dir.string(),
+    spdlog::info("loaded model '{}' from {} ({} classes, input {}x{}x{}); {}", name, dir.string(),
                  (*model)->num_classes(), (*model)->config().input.channels,
-                 (*model)->config().input.height, (*model)->config().input.width);
+                 (*model)->config().input.height, (*model)->config().input.width, (*model)->engine->summary());
     models.push_back(std::move(model).value());
   }
   return std::make_unique<ModelRepository>(std::move(models));

@@ -15,8 +15,8 @@ namespace tessera {
 // One loaded model and what clients are told about it.
 struct ServedModel {
   std::unique_ptr<Engine> engine;
-  std::string precision = "fp32";  // the Engine runs the float32 host path for now
-  std::string device = "host";
+  std::string precision;  // "int8" | "fp32"
+  std::string device;     // "emu" | "xrt" | "host" (fp32)
 
   const ModelConfig& config() const { return engine->config(); }
   const std::string& name() const { return config().name; }
@@ -28,7 +28,9 @@ class ModelRepository {
   // Loads the subfolders of `root` that hold a model.toml, in name order; the first is the
   // default. A folder that fails to load, two models with one name, or no model at all is an
   // error naming the folder and why.
-  static Result<std::unique_ptr<ModelRepository>> load(const std::filesystem::path& root);
+  // Every model gets `engine_options` (precision, device, max batch).
+  static Result<std::unique_ptr<ModelRepository>> load(const std::filesystem::path& root,
+                                                       const EngineOptions& engine_options = {});
 
   // From models loaded elsewhere (tests); the first is the default.
   explicit ModelRepository(std::vector<std::unique_ptr<ServedModel>> models);

@@ -19,6 +19,7 @@ struct DeviceInfo {
   std::string name;         // e.g. "emulator (2 threads, AVX2)" or the card's name
   std::string board;        // board profile the timing model uses, e.g. "zcu102"
   std::string detail;       // xclbin path, XRT version, ... for logs and ServerMetadata
+  double clock_mhz = 0;     // fabric clock that last_run_cycles() counts in (0: unknown)
 };
 
 // A program resident on a device (weights uploaded once), runnable on batches up to max_batch.

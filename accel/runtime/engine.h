@@ -40,6 +40,7 @@ struct Inference {
   uint64_t fabric_us = 0;        // measured time of the fabric stage (device run + int8 I/O)
   uint64_t host_us = 0;          // measured time of the host stage
   uint64_t fabric_cycles = 0;    // device cycles (modelled on the emulator)
+  uint64_t modeled_fabric_us = 0;  // fabric_cycles at the device's clock (0 when unknown)
 };
 
 class Engine {

@@ -27,6 +27,7 @@ Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create(const ModelCo
   path->options_.calibration_samples.clear();
   path->device_ = options.device;
   path->device_kind_ = options.device->info().kind;
+  path->clock_mhz_ = options.device->info().clock_mhz;
   path->output_name_ = graph.outputs[0].name;
 
   Graph folded = graph;
@@ -96,6 +97,9 @@ Status Engine::Int8Path::fabric_stage(Job& job) {
   job.boundary = Tensor({static_cast<int64_t>(n), prog.output_c, prog.output_h, prog.output_w});
   for (size_t i = 0; i < q_out.size(); ++i) job.boundary.data[i] = q_out[i] * prog.output_scale;
   job.result.fabric_us = micros_since(start);
+  if (clock_mhz_ > 0) {
+    job.result.modeled_fabric_us = static_cast<uint64_t>(static_cast<double>(job.result.fabric_cycles) / clock_mhz_);
+  }
   return Status::ok();
 }
 

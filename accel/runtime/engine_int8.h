@@ -51,6 +51,7 @@ struct Engine::Int8Path {
   std::shared_ptr<Device> device_;
   std::unique_ptr<DeviceProgram> program_;
   std::string device_kind_;
+  double clock_mhz_ = 0;
 
   // Bounded queues between caller -> fabric -> host; depth 2 keeps one batch waiting per stage.
   static constexpr size_t kQueueDepth = 2;

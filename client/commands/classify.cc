@@ -50,7 +50,9 @@ void print_text(const std::string& file, const v1::ClassifyResponse& response) {
   }
   const v1::Timing& t = response.timing();
   std::cout << "  timing: decode " << t.decode_us() << " µs, queue " << t.queue_us()
-            << " µs, inference " << t.inference_us() << " µs, total " << t.total_us() << " µs\n";
+            << " µs, inference " << t.inference_us() << " µs (fabric " << t.fabric_us() << " µs, host "
+            << t.host_us() << " µs; modeled fabric " << t.modeled_fabric_us() << " µs), total " << t.total_us()
+            << " µs\n";
 }
 
 }  // namespace

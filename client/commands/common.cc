@@ -45,7 +45,10 @@ nlohmann::json to_json(const v1::ClassifyResponse& response) {
            {{"decode_us", t.decode_us()},
             {"queue_us", t.queue_us()},
             {"inference_us", t.inference_us()},
-            {"total_us", t.total_us()}}}};
+            {"total_us", t.total_us()},
+            {"fabric_us", t.fabric_us()},
+            {"host_us", t.host_us()},
+            {"modeled_fabric_us", t.modeled_fabric_us()}}}};
 }
 
 nlohmann::json to_json(const v1::ModelInfo& model) {

@@ -89,13 +89,13 @@ class BitexactTest : public ::testing::Test {
   EmuDevice portable_{EmuTimingModel{}, "zcu102", EmuDeviceOptions{3, true}};
 };
 
-TEST_F(BitexactTest, RandomConvLayers) { check(0x1, &CaseGenerator::conv_case, 260); }
+TEST_F(BitexactTest, RandomConvLayers) { check(0x1, &CaseGenerator::conv_case, 400); }
 
-TEST_F(BitexactTest, RandomPoolLayers) { check(0x2, &CaseGenerator::pool_case, 60); }
+TEST_F(BitexactTest, RandomPoolLayers) { check(0x2, &CaseGenerator::pool_case, 80); }
 
-TEST_F(BitexactTest, RandomAddLayers) { check(0x3, &CaseGenerator::add_case, 40); }
+TEST_F(BitexactTest, RandomAddLayers) { check(0x3, &CaseGenerator::add_case, 50); }
 
-TEST_F(BitexactTest, RandomNetworksBatch3) { check(0x4, &CaseGenerator::network_case, 8); }
+TEST_F(BitexactTest, RandomNetworksBatch3) { check(0x4, &CaseGenerator::network_case, 10); }
 
 // DeviceProgram::run (input in, output out) agrees with the kernel's arena.
 TEST_F(BitexactTest, RunCopiesInputAndOutput) {

@@ -82,21 +82,33 @@ TESSERA_AVX2 void widen_panel(const int8_t* col, size_t stride, uint32_t pairs, 
   }
 }
 
-// Rows x 16 block: sums over all pairs, requantises and stores `valid` pixels per channel.
+// acc += w (broadcast pair) x b for both pixel halves, when row R exists.
+#define TESSERA_MAC_ROW(R)                                                        \
+  if constexpr (Rows > R) {                                                       \
+    const __m256i w = _mm256_set1_epi32(a[p * Rows + R]);                        \
+    acc##R##0 = _mm256_add_epi32(acc##R##0, _mm256_madd_epi16(w, b0));          \
+    acc##R##1 = _mm256_add_epi32(acc##R##1, _mm256_madd_epi16(w, b1));          \
+  }
+
+// Rows x 16 block: sums over all pairs, requantises and stores `valid` pixels per channel. The
+// accumulators are named variables (an indexed array makes GCC keep them on the stack).
 template <int Rows>
 TESSERA_AVX2 void micro_kernel(const GemmArgs& g, const int32_t* a, const int16_t* panel, uint32_t pairs,
                                uint32_t m0, uint32_t n0, uint32_t valid) {
-  __m256i acc[Rows][2];
-  for (int r = 0; r < Rows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  __m256i acc00 = _mm256_setzero_si256(), acc01 = acc00, acc10 = acc00, acc11 = acc00, acc20 = acc00,
+          acc21 = acc00, acc30 = acc00, acc31 = acc00, acc40 = acc00, acc41 = acc00, acc50 = acc00, acc51 = acc00;
   for (uint32_t p = 0; p < pairs; ++p) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * p));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * p + 16));
-    for (int r = 0; r < Rows; ++r) {
-      const __m256i w = _mm256_set1_epi32(a[p * Rows + r]);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(w, b0));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(w, b1));
-    }
+    TESSERA_MAC_ROW(0)
+    TESSERA_MAC_ROW(1)
+    TESSERA_MAC_ROW(2)
+    TESSERA_MAC_ROW(3)
+    TESSERA_MAC_ROW(4)
+    TESSERA_MAC_ROW(5)
   }
+  const __m256i acc[6][2] = {{acc00, acc01}, {acc10, acc11}, {acc20, acc21},
+                             {acc30, acc31}, {acc40, acc41}, {acc50, acc51}};
   for (int r = 0; r < Rows; ++r) {
     const uint32_t i = m0 + r;
     const RequantVec q = make_requant(g.q.bias[i], g.q.multiplier[i], g.q.shift[i], g.q.lo, g.q.hi);
@@ -111,6 +123,8 @@ TESSERA_AVX2 void micro_kernel(const GemmArgs& g, const int32_t* a, const int16_
     }
   }
 }
+
+#undef TESSERA_MAC_ROW
 
 TESSERA_AVX2 void gemm_avx2(const GemmArgs& g) {
   const uint32_t pairs = (g.k + 1) / 2;
@@ -133,6 +147,74 @@ TESSERA_AVX2 void gemm_avx2(const GemmArgs& g) {
   }
 }
 
+// 16 pixels per step: int8 -> int16, one vpmullw (|w * x| <= 2^14 fits int16), widened to int32.
+TESSERA_AVX2 void mac_row_avx2(uint32_t* acc, const int8_t* x, int32_t w, uint32_t n) {
+  const __m256i wv = _mm256_set1_epi16(static_cast<int16_t>(w));
+  uint32_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m256i xv = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + j)));
+    const __m256i prod = _mm256_mullo_epi16(xv, wv);
+    __m256i* a = reinterpret_cast<__m256i*>(acc + j);
+    const __m256i lo = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(prod));
+    const __m256i hi = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(prod, 1));
+    _mm256_storeu_si256(a, _mm256_add_epi32(_mm256_loadu_si256(a), lo));
+    _mm256_storeu_si256(a + 1, _mm256_add_epi32(_mm256_loadu_si256(a + 1), hi));
+  }
+  for (; j < n; ++j) acc[j] += static_cast<uint32_t>(w * x[j]);
+}
+
+// Sum over taps of w[t] * src[t][j .. j + 16), in pixel order (lo: 0-7, hi: 8-15). Two taps at a
+// time: their int8 rows widened and interleaved, one vpmaddwd per 8 pixels with the
+// (w[t], w[t + 1]) pair, the accumulators in registers over all taps.
+TESSERA_AVX2 inline void tap_sums16(const int8_t* const* src, const int32_t* pairs, uint32_t taps, uint32_t j,
+                                    __m256i& lo, __m256i& hi) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();  // pixels 0-3, 8-11 / 4-7, 12-15
+  for (uint32_t t = 0; t < taps; t += 2) {
+    const __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[t] + j)));
+    const __m256i x1 = t + 1 < taps
+                           ? _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[t + 1] + j)))
+                           : _mm256_setzero_si256();
+    const __m256i wp = _mm256_set1_epi32(pairs[t / 2]);
+    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), wp));
+    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), wp));
+  }
+  lo = _mm256_permute2x128_si256(a0, a1, 0x20);
+  hi = _mm256_permute2x128_si256(a0, a1, 0x31);
+}
+
+TESSERA_AVX2 void mac_taps_avx2(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps,
+                                uint32_t n) {
+  int32_t pairs[(kMaxTaps + 1) / 2];
+  for (uint32_t t = 0; t < taps; t += 2) {
+    const uint32_t lo = static_cast<uint16_t>(static_cast<int16_t>(w[t]));
+    const uint32_t hi = t + 1 < taps ? static_cast<uint16_t>(static_cast<int16_t>(w[t + 1])) : 0;
+    pairs[t / 2] = static_cast<int32_t>(lo | (hi << 16));
+  }
+  uint32_t j = 0;
+  __m256i lo, hi;
+  for (; j + 16 <= n; j += 16) {
+    tap_sums16(src, pairs, taps, j, lo, hi);
+    __m256i* out = reinterpret_cast<__m256i*>(acc + j);
+    _mm256_storeu_si256(out, _mm256_add_epi32(_mm256_loadu_si256(out), lo));
+    _mm256_storeu_si256(out + 1, _mm256_add_epi32(_mm256_loadu_si256(out + 1), hi));
+  }
+  if (j == n) return;
+  if (n >= 16) {
+    // Tail: the last 16 pixels again (rows are readable there), adding only the new ones.
+    alignas(32) uint32_t sums[16];
+    tap_sums16(src, pairs, taps, n - 16, lo, hi);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums), lo);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(sums + 8), hi);
+    for (uint32_t k = j - (n - 16); k < 16; ++k) acc[n - 16 + k] += sums[k];
+    return;
+  }
+  for (; j < n; ++j) {
+    uint32_t sum = 0;
+    for (uint32_t t = 0; t < taps; ++t) sum += static_cast<uint32_t>(w[t] * src[t][j]);
+    acc[j] += sum;
+  }
+}
+
 TESSERA_AVX2 void requantize_row_avx2(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier,
                                       int32_t shift, int32_t lo, int32_t hi, int8_t* out) {
   const RequantVec q = make_requant(bias, multiplier, shift, lo, hi);
@@ -151,7 +233,7 @@ TESSERA_AVX2 void requantize_row_avx2(const int32_t* acc, uint32_t n, int32_t bi
 }  // namespace
 
 const EmuKernels* avx2_kernels() {
-  static const EmuKernels kernels{"AVX2", true, &gemm_avx2, &requantize_row_avx2};
+  static const EmuKernels kernels{"AVX2", true, &gemm_avx2, &mac_row_avx2, &mac_taps_avx2, &requantize_row_avx2};
   return __builtin_cpu_supports("avx2") ? &kernels : nullptr;
 }
 

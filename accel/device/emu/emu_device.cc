@@ -105,6 +105,7 @@ DeviceInfo EmuDevice::info() const {
   info.kind = "emu";
   info.name = "emulator (" + std::to_string(pool_->size()) + " threads, " + kernels_.name + ")";
   info.board = board_;
+  info.clock_mhz = timing_.clock_mhz;
   std::ostringstream detail;
   detail << "timing model: " << timing_.clock_mhz << " MHz, " << timing_.macs_per_cycle << " MACs/cycle, "
          << timing_.ddr_bytes_per_cycle << " DDR bytes/cycle";

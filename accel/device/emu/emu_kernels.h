@@ -12,6 +12,8 @@ namespace tessera::emu {
 
 // Columns (output pixels) of one GEMM panel; im2col rows are zero-padded to a multiple of it.
 constexpr uint32_t kGemmPanel = 16;
+// Kernel taps of one input channel (mac_taps' limit).
+constexpr uint32_t kMaxTaps = 11 * 11;
 // Output channels of one AVX2 micro-kernel block (packed weight layout, see pack_weights).
 constexpr uint32_t kGemmRows = 6;
 
@@ -50,6 +52,11 @@ struct EmuKernels {
   const char* name;  // "AVX2" | "scalar"
   bool wants_packed; // gemm reads GemmArgs::packed
   void (*gemm)(const GemmArgs& args);
+  // acc[j] += w * x[j] for j < n, modulo 2^32 (the direct conv path's stride-1 tap).
+  void (*mac_row)(uint32_t* acc, const int8_t* x, int32_t w, uint32_t n);
+  // acc[j] += sum over t < taps of w[t] * src[t][j], for j < n, modulo 2^32; taps <= kMaxTaps
+  // (the direct path's stride-1 interior: all taps of one input channel, accumulators in registers).
+  void (*mac_taps)(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps, uint32_t n);
   // out[j] = requantize(acc[j] + bias, multiplier, shift, lo, hi) for j < n (bias added in int32).
   void (*requantize_row)(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift,
                          int32_t lo, int32_t hi, int8_t* out);

@@ -19,6 +19,14 @@ void requantize_row_scalar(const int32_t* acc, uint32_t n, int32_t bias, int32_t
   }
 }
 
+void mac_row_scalar(uint32_t* acc, const int8_t* x, int32_t w, uint32_t n) {
+  for (uint32_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(w * x[j]);
+}
+
+void mac_taps_scalar(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps, uint32_t n) {
+  for (uint32_t t = 0; t < taps; ++t) mac_row_scalar(acc, src[t], w[t], n);
+}
+
 // Accumulates rows [m0, m0 + rows) x columns [n0, n0 + cols) over all of k, modulo 2^32 (unsigned
 // arithmetic: the accelerator's int32 accumulator wraps, and signed overflow would be UB).
 template <uint32_t Rows>
@@ -29,7 +37,7 @@ void block_sums(const GemmArgs& g, uint32_t m0, uint32_t n0, uint32_t cols, uint
   for (uint32_t kk = 0; kk < g.k; ++kk) {
     const int8_t* c = g.col + kk * g.col_stride + n0;
     for (uint32_t r = 0; r < Rows; ++r) {
-      const int32_t wv = w[r][kk];
+      const int16_t wv = w[r][kk];  // int16 x int8 products: widening multiplies (NEON smlal)
       uint32_t* a = acc[r];
       for (uint32_t j = 0; j < cols; ++j) a[j] += static_cast<uint32_t>(wv * c[j]);
     }
@@ -60,7 +68,7 @@ void gemm_scalar(const GemmArgs& g) {
 }  // namespace
 
 const EmuKernels& scalar_kernels() {
-  static const EmuKernels kernels{"scalar", false, &gemm_scalar, &requantize_row_scalar};
+  static const EmuKernels kernels{"scalar", false, &gemm_scalar, &mac_row_scalar, &mac_taps_scalar, &requantize_row_scalar};
   return kernels;
 }
 

@@ -91,6 +91,7 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
   info.kind = "xrt";
   info.name = device_text<xrt::info::device::name>(handles->device, where);
   info.board = options.board;
+  info.clock_mhz = handles->kernel_clock_mhz;
   info.detail = "xclbin " + options.xclbin.string() + ", XRT " + xrt_build_version + ", device " +
                 std::to_string(options.index) + " (" +
                 device_text<xrt::info::device::bdf>(handles->device, "no bdf") + "), kernel clock " +
