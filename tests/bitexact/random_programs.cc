@@ -41,7 +41,8 @@ uint64_t csim_cost(const LayerDesc& d) {
   const uint64_t conv_rows = pooled ? (d.tile_r - 1) * d.pool_stride_h + d.pool_h : d.tile_r;
   const uint64_t conv_cols = pooled ? (d.tile_c - 1) * d.pool_stride_w + d.pool_w : d.tile_c;
   const uint64_t in_pg = d.in_c / d.groups;
-  const uint64_t steps = static_cast<uint64_t>((d.out_c + d.tile_m - 1) / d.tile_m) * ((d.out_h + d.tile_r - 1) / d.tile_r) *
+  const uint64_t steps = static_cast<uint64_t>((d.out_c + d.tile_m - 1) / d.tile_m) *
+                         ((d.out_h + d.tile_r - 1) / d.tile_r) *
                          ((d.out_w + d.tile_c - 1) / d.tile_c) * ((in_pg + d.tile_n - 1) / d.tile_n);
   return steps * d.kernel_h * d.kernel_w * (4096 + conv_rows * conv_cols * 64 * (1 + d.tile_m));
 }
@@ -260,7 +261,9 @@ class ProgramBuilder {
   uint32_t layout_ = 0;
 };
 
-uint32_t random_kernel(Rng& rng) { return rng.chance(0.75) ? rng.pick<uint32_t>({1, 1, 2, 3, 3, 3, 5, 7}) : rng.urange(1, 11); }
+uint32_t random_kernel(Rng& rng) {
+  return rng.chance(0.75) ? rng.pick<uint32_t>({1, 1, 2, 3, 3, 3, 5, 7}) : rng.urange(1, 11);
+}
 
 uint32_t random_stride(Rng& rng) { return rng.pick<uint32_t>({1, 1, 1, 2, 2, 3, 4}); }
 

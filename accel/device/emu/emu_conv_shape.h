@@ -34,7 +34,8 @@ inline const int8_t* conv_input(const LayerRun& run, const ConvShape& s, uint32_
 // Plane of output channel oc (before the fused pool: in the scratch) of image n.
 inline int8_t* conv_output(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc) {
   if (s.fused_pool) return run.scratch + (static_cast<size_t>(n) * run.d.out_c + oc) * s.conv_plane;
-  return run.arena + n * run.image_bytes + run.d.out_offset + (run.d.out_channel_base + static_cast<size_t>(oc)) * s.conv_plane;
+  return run.arena + n * run.image_bytes + run.d.out_offset +
+         (run.d.out_channel_base + static_cast<size_t>(oc)) * s.conv_plane;
 }
 
 inline RequantParams conv_requant(const LayerRun& run, uint32_t oc) {

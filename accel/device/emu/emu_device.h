@@ -74,6 +74,8 @@ class EmuDevice : public Device {
 
   DeviceInfo info() const override;
   Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) override;
+  // The board model behind last_run_cycles(); cycles / clock_mhz gives modelled microseconds.
+  const EmuTimingModel& timing() const { return timing_; }
   // load() with the concrete type (tests call EmuProgram::execute).
   Result<std::unique_ptr<EmuProgram>> load_program(const CompiledProgram& program, uint32_t max_batch);
 

@@ -58,7 +58,8 @@ void gemm_scalar(const GemmArgs& g) {
       }
       for (uint32_t r = 0; r < rows; ++r) {
         const uint32_t i = m0 + r;
-        requantize_row_scalar(reinterpret_cast<const int32_t*>(acc[r]), cols, g.q.bias[i], g.q.multiplier[i], g.q.shift[i], g.q.lo, g.q.hi,
+        requantize_row_scalar(reinterpret_cast<const int32_t*>(acc[r]), cols, g.q.bias[i], g.q.multiplier[i],
+                              g.q.shift[i], g.q.lo, g.q.hi,
                               g.out + i * g.out_stride + n0);
       }
     }
@@ -68,7 +69,8 @@ void gemm_scalar(const GemmArgs& g) {
 }  // namespace
 
 const EmuKernels& scalar_kernels() {
-  static const EmuKernels kernels{"scalar", false, &gemm_scalar, &mac_row_scalar, &mac_taps_scalar, &requantize_row_scalar};
+  static const EmuKernels kernels{"scalar", false, &gemm_scalar, &mac_row_scalar,
+                                  &mac_taps_scalar, &requantize_row_scalar};
   return kernels;
 }
 

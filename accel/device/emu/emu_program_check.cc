@@ -8,7 +8,9 @@ namespace {
 using abi::LayerDesc;
 
 // One past the last byte of channels [0, channel_end) of a tensor of h x w planes at offset.
-uint64_t slice_end(uint32_t offset, uint64_t channel_end, uint64_t h, uint64_t w) { return offset + channel_end * h * w; }
+uint64_t slice_end(uint32_t offset, uint64_t channel_end, uint64_t h, uint64_t w) {
+  return offset + channel_end * h * w;
+}
 
 bool shift_ok(int32_t shift) { return shift >= abi::kMinShift && shift <= abi::kMaxShift; }
 
@@ -31,7 +33,15 @@ std::string check_tensors(const LayerDesc& d, uint32_t arena_bytes) {
 
 // The quant words a layer reads must exist, and its shifts must be in [kMinShift, kMaxShift].
 std::string check_quant(const LayerDesc& d, const CompiledProgram& p) {
-  const uint64_t words = d.op == abi::kOpConv ? 3ull * d.out_c : (d.op == abi::kOpAdd ? 3 : (d.pool_kind == abi::kPoolAverage ? 2 : 0));
+  // conv: bias, multiplier, shift per channel; add: {M_a, M_b, S}; average pool: {M, S}.
+  uint64_t words = 0;
+  if (d.op == abi::kOpConv) {
+    words = 3ull * d.out_c;
+  } else if (d.op == abi::kOpAdd) {
+    words = 3;
+  } else if (d.pool_kind == abi::kPoolAverage) {
+    words = 2;
+  }
   if (d.quant_offset + words > p.quant.size()) return "quantisation parameters extend past the quant buffer";
   const int32_t* q = p.quant.data() + d.quant_offset;
   if (d.op == abi::kOpConv) {

@@ -13,7 +13,8 @@ LayerWork layer_work(const abi::LayerDesc& d, uint32_t batch) {
     case abi::kOpConv: {
       const uint64_t taps = static_cast<uint64_t>(d.in_c / std::max(d.groups, 1u)) * d.kernel_h * d.kernel_w;
       const bool pooled = d.pool_kind == abi::kPoolMax;
-      const uint64_t pixels = pooled ? static_cast<uint64_t>(d.conv_h) * d.conv_w : static_cast<uint64_t>(d.out_h) * d.out_w;
+      const uint64_t pixels =
+          pooled ? static_cast<uint64_t>(d.conv_h) * d.conv_w : static_cast<uint64_t>(d.out_h) * d.out_w;
       w.macs = batch * d.out_c * pixels * taps;
       w.bytes = batch * (in + out) + d.out_c * taps;
       break;

@@ -1,0 +1,167 @@
+// tessera_bench: images/s of Tessera's engines on one machine, in one run — the int8 path
+// (emulated fabric + host FC) and the fp32 host path, at batch 1 and 8, on the bundled model and
+// the zoo's SqueezeNet 1.1 and ResNet-18; and int8 pipelined (fabric || host stages) against
+// sequential. A benchmark, not a test: run it with tests/bench/run_bench.sh, which also runs
+// OpenCV's DNN module on the same ONNX files for comparison.
+//
+// Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S]
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "accel/device/device_registry.h"
+#include "accel/runtime/engine.h"
+
+namespace tessera {
+namespace {
+
+struct BenchModel {
+  std::string name;
+  std::filesystem::path dir;  // a folder with model.toml
+  Tensor sample;              // one preprocessed image, 1 x C x H x W
+  std::vector<Tensor> calibration;
+};
+
+Tensor repeat(const Tensor& one, int64_t n) {
+  Tensor t({n, one.dim(1), one.dim(2), one.dim(3)});
+  for (int64_t i = 0; i < n; ++i) std::copy(one.data.begin(), one.data.end(), t.data.begin() + i * one.elements());
+  return t;
+}
+
+std::vector<float> read_floats(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::vector<float> v(static_cast<size_t>(in.tellg()) / sizeof(float));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+  return v;
+}
+
+// A zoo model as a model folder (model.toml + labels) in a temp dir; the zoo input's first
+// image is the sample, both images the calibration set.
+BenchModel zoo_model(const std::filesystem::path& zoo, const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tessera-bench-" + name);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "model.toml") << "name = \"" << name << "\"\nfile = \"" << (zoo / name / "model.onnx").string()
+                                    << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\nchannels = 3\n";
+  std::ofstream labels(dir / "labels.txt");
+  for (int i = 0; i < 1000; ++i) labels << "class" << i << "\n";
+  Tensor both({2, 3, 224, 224}, read_floats(zoo / name / "input.f32"));
+  Tensor first({1, 3, 224, 224}, std::vector<float>(both.data.begin(), both.data.begin() + 3 * 224 * 224));
+  return {name, dir, first, {both}};
+}
+
+BenchModel bundled_model(const std::filesystem::path& dir) {
+  Tensor sample({1, 1, 28, 28});
+  for (size_t i = 0; i < sample.data.size(); ++i) sample.data[i] = static_cast<float>((i * 37) % 255) / 255.0f;
+  return {"fashion-mnist", dir, sample, {}};
+}
+
+// Runs `batch`-image inferences from `threads` callers for about `seconds`; images/s.
+double throughput(const Engine& engine, const Tensor& batch, int threads, double seconds) {
+  if (!engine.infer(batch).is_ok()) return 0;  // warm-up
+  std::atomic<int64_t> images{0};
+  std::atomic<bool> failed{false};
+  const auto start = std::chrono::steady_clock::now();
+  const auto until = start + std::chrono::duration<double>(seconds);
+  std::vector<std::thread> callers;
+  for (int t = 0; t < threads; ++t) {
+    callers.emplace_back([&] {
+      int runs = 0;
+      while (runs < 3 || std::chrono::steady_clock::now() < until) {
+        if (!engine.infer(batch).is_ok()) {
+          failed = true;
+          return;
+        }
+        images += batch.dim(0);
+        ++runs;
+      }
+    });
+  }
+  for (auto& c : callers) c.join();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return failed ? 0 : static_cast<double>(images.load()) / elapsed;
+}
+
+std::unique_ptr<Engine> load(const BenchModel& m, Precision precision, bool pipelined, std::shared_ptr<Device> device) {
+  auto config = load_model_config(m.dir);
+  if (!config) {
+    std::fprintf(stderr, "%s: %s\n", m.name.c_str(), config.status().to_string().c_str());
+    return nullptr;
+  }
+  EngineOptions options;
+  options.precision = precision;
+  options.pipelined = pipelined;
+  options.max_batch = 8;
+  options.calibration_samples = m.calibration;
+  if (precision == Precision::kInt8) options.device = std::move(device);
+  auto engine = Engine::load(*config, options);
+  if (!engine) {
+    std::fprintf(stderr, "%s: %s\n", m.name.c_str(), engine.status().to_string().c_str());
+    return nullptr;
+  }
+  return std::move(engine).value();
+}
+
+int run(int argc, char** argv) {
+  std::filesystem::path zoo, bundled;
+  double seconds = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--zoo")) zoo = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--bundled")) bundled = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+  }
+  if (zoo.empty() || bundled.empty()) {
+    std::fprintf(stderr, "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S]\n");
+    return 2;
+  }
+  DeviceOptions device_options;
+  device_options.kind = "emu";
+  auto device_result = open_device(device_options);
+  if (!device_result) {
+    std::fprintf(stderr, "%s\n", device_result.status().to_string().c_str());
+    return 1;
+  }
+  std::shared_ptr<Device> device = std::move(device_result).value();
+  std::printf("device: %s; %u hardware threads\n\n", device->info().name.c_str(), std::thread::hardware_concurrency());
+
+  const std::vector<BenchModel> models = {bundled_model(bundled), zoo_model(zoo, "squeezenet1_1"),
+                                          zoo_model(zoo, "resnet18")};
+  std::printf("%-14s %-9s %6s %12s\n", "model", "path", "batch", "images/s");
+  for (const BenchModel& m : models) {
+    for (Precision precision : {Precision::kInt8, Precision::kFp32}) {
+      auto engine = load(m, precision, true, device);
+      if (!engine) return 1;
+      for (int64_t batch : {1, 8}) {
+        const double ips = throughput(*engine, repeat(m.sample, batch), 1, seconds);
+        std::printf("%-14s %-9s %6lld %12.1f\n", m.name.c_str(),
+                    precision == Precision::kInt8 ? "int8-emu" : "fp32-host", static_cast<long long>(batch), ips);
+        std::fflush(stdout);
+      }
+    }
+  }
+  std::printf("\nint8 pipeline (fabric stage || host stage), batch 8, 2 concurrent callers:\n");
+  std::printf("%-14s %14s %14s\n", "model", "sequential", "pipelined");
+  for (const BenchModel& m : models) {
+    auto sequential = load(m, Precision::kInt8, false, device);
+    auto pipelined = load(m, Precision::kInt8, true, device);
+    if (!sequential || !pipelined) return 1;
+    const Tensor batch = repeat(m.sample, 8);
+    const double s = throughput(*sequential, batch, 2, seconds);
+    const double p = throughput(*pipelined, batch, 2, seconds);
+    std::printf("%-14s %14.1f %14.1f\n", m.name.c_str(), s, p);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) { return tessera::run(argc, argv); }
