@@ -16,21 +16,14 @@
 #include "accel/image/preprocess.h"
 #include "accel/import/onnx/onnx_importer.h"
 #include "accel/runtime/engine.h"
+#include "tests/reference/zoo_data.h"
 
 namespace tessera {
 namespace {
 
-const std::filesystem::path kZoo = TESSERA_ZOO_DIR;
-
-template <class T>
-std::vector<T> read_raw(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) ADD_FAILURE() << "missing " << path << " (made by tools/make_zoo.py, the make_zoo test)";
-  std::vector<T> v(static_cast<size_t>(in.tellg()) / sizeof(T));
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
-  return v;
-}
+using testing::kZoo;
+using testing::read_json;
+using testing::read_raw;
 
 std::shared_ptr<Device> emulator() {
   DeviceOptions options;
@@ -94,9 +87,8 @@ class Int8Zoo : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Int8Zoo, LogitsCloseToPyTorch) {
   const auto dir = kZoo / GetParam();
-  std::ifstream meta_file(dir / "meta.json");
-  ASSERT_TRUE(meta_file) << "missing " << dir / "meta.json";
-  const auto meta = nlohmann::json::parse(meta_file);
+  const nlohmann::json meta = read_json(dir / "meta.json");
+  ASSERT_FALSE(meta.is_null());
   Tensor input(meta["input_shape"].get<Shape>(), read_raw<float>(dir / "input.f32"));
   const auto want = read_raw<float>(dir / "output.f32");
 

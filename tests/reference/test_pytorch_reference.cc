@@ -16,31 +16,15 @@
 #include "accel/host/reference_executor.h"
 #include "accel/import/onnx/onnx_importer.h"
 #include "accel/runtime/engine.h"
+#include "tests/reference/zoo_data.h"
 
 namespace tessera {
 namespace {
 
-const std::filesystem::path kZoo = TESSERA_ZOO_DIR;
+using testing::kZoo;
+using testing::read_json;
+using testing::read_raw;
 constexpr double kMaxRelativeError = 1e-4;
-
-template <class T>
-std::vector<T> read_raw(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) ADD_FAILURE() << "missing " << path << " (made by tools/make_zoo.py, the make_zoo test)";
-  std::vector<T> v(static_cast<size_t>(in.tellg()) / sizeof(T));
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
-  return v;
-}
-
-nlohmann::json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    ADD_FAILURE() << "missing " << path;
-    return {};
-  }
-  return nlohmann::json::parse(in);
-}
 
 double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
   double scale = 0, worst = 0;
