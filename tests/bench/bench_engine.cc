@@ -47,8 +47,9 @@ std::vector<float> read_floats(const std::filesystem::path& path) {
 // image is the sample, both images the calibration set.
 BenchModel zoo_model(const std::filesystem::path& zoo, const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / ("tessera-bench-" + name);
+  const auto model_file = std::filesystem::absolute(zoo / name / "model.onnx");
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "model.toml") << "name = \"" << name << "\"\nfile = \"" << (zoo / name / "model.onnx").string()
+  std::ofstream(dir / "model.toml") << "name = \"" << name << "\"\nfile = \"" << model_file.string()
                                     << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\nchannels = 3\n";
   std::ofstream labels(dir / "labels.txt");
   for (int i = 0; i < 1000; ++i) labels << "class" << i << "\n";
@@ -133,15 +134,21 @@ int run(int argc, char** argv) {
 
   const std::vector<BenchModel> models = {bundled_model(bundled), zoo_model(zoo, "squeezenet1_1"),
                                           zoo_model(zoo, "resnet18")};
-  std::printf("%-14s %-9s %6s %12s\n", "model", "path", "batch", "images/s");
+  std::printf("%-14s %-9s %6s %12s   %s\n", "model", "path", "batch", "images/s",
+              "one batch: fabric ms (modeled) / host ms");
   for (const BenchModel& m : models) {
     for (Precision precision : {Precision::kInt8, Precision::kFp32}) {
       auto engine = load(m, precision, true, device);
       if (!engine) return 1;
       for (int64_t batch : {1, 8}) {
-        const double ips = throughput(*engine, repeat(m.sample, batch), 1, seconds);
-        std::printf("%-14s %-9s %6lld %12.1f\n", m.name.c_str(),
-                    precision == Precision::kInt8 ? "int8-emu" : "fp32-host", static_cast<long long>(batch), ips);
+        const Tensor input = repeat(m.sample, batch);
+        const double ips = throughput(*engine, input, 1, seconds);
+        auto one = engine->infer(input);
+        std::printf("%-14s %-9s %6lld %12.1f   %.2f (%.2f) / %.2f\n", m.name.c_str(),
+                    precision == Precision::kInt8 ? "int8-emu" : "fp32-host", static_cast<long long>(batch), ips,
+                    one ? static_cast<double>(one->fabric_us) / 1000 : 0.0,
+                    one ? static_cast<double>(one->modeled_fabric_us) / 1000 : 0.0,
+                    one ? static_cast<double>(one->host_us) / 1000 : 0.0);
         std::fflush(stdout);
       }
     }

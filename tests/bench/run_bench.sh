@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-3}
-tools/build.sh >/dev/null
+if [ -f build/build.ninja ]; then cmake --build build --target tessera_bench >/dev/null; else tools/build.sh >/dev/null; fi
 /usr/bin/python3 tools/make_zoo.py --out build/testdata/zoo --models squeezenet1_1,resnet18 >/dev/null
 echo "== Tessera ($(date -u +%F), $(nproc) cores) =="
 build/bin/tessera_bench --zoo build/testdata/zoo --bundled models/fashion-mnist --seconds "$seconds"
