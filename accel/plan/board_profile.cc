@@ -1,0 +1,90 @@
+#include "accel/plan/board_profile.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <toml++/toml.h>
+
+namespace tessera::plan {
+namespace {
+
+Status profile_error(const std::filesystem::path& file, const std::string& key, const std::string& why) {
+  return Status::invalid_argument(file.string() + ": '" + key + "' " + why);
+}
+
+Result<double> positive_number(const toml::table& t, const std::filesystem::path& file, const std::string& key) {
+  const auto* node = t.get(key);
+  if (!node) return profile_error(file, key, "is required");
+  auto v = node->value<double>();
+  if (!v || !(*v > 0)) return profile_error(file, key, "must be a positive number");
+  return *v;
+}
+
+Result<uint64_t> positive_integer(const toml::table& t, const std::filesystem::path& file, const std::string& key) {
+  const auto* node = t.get(key);
+  if (!node) return profile_error(file, key, "is required");
+  auto v = node->value_exact<int64_t>();
+  if (!v || *v < 1 || *v > (int64_t{1} << 40)) return profile_error(file, key, "must be a positive integer");
+  return static_cast<uint64_t>(*v);
+}
+
+}  // namespace
+
+std::string boards_dir() {
+#ifdef TESSERA_BOARDS_DIR
+  return TESSERA_BOARDS_DIR;
+#else
+  return (std::filesystem::path(__FILE__).parent_path() / "boards").string();
+#endif
+}
+
+std::vector<std::string> board_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(boards_dir(), ec)) {
+    if (entry.path().extension() == ".toml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<BoardProfile> load_board_profile(std::string_view name) {
+  return load_board_profile_file(std::filesystem::path(boards_dir()) / (std::string(name) + ".toml"));
+}
+
+Result<BoardProfile> load_board_profile_file(const std::filesystem::path& file) {
+  if (!std::filesystem::exists(file)) return Status::not_found("no board profile " + file.string());
+  toml::table root;
+  try {
+    root = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    return Status::invalid_argument(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                                    std::string(e.description()));
+  }
+  BoardProfile b;
+  b.name = file.stem().string();
+  auto u32 = [](uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); };
+  TESSERA_ASSIGN_OR_RETURN(b.fabric_clock_mhz, positive_number(root, file, "fabric_clock_mhz"));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t lanes, positive_integer(root, file, "mac_lanes"));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t channels, positive_integer(root, file, "mac_channels"));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t cus, positive_integer(root, file, "compute_units"));
+  TESSERA_ASSIGN_OR_RETURN(b.input_buffer_bytes, positive_integer(root, file, "input_buffer_bytes"));
+  TESSERA_ASSIGN_OR_RETURN(b.weight_buffer_bytes, positive_integer(root, file, "weight_buffer_bytes"));
+  TESSERA_ASSIGN_OR_RETURN(b.output_buffer_bytes, positive_integer(root, file, "output_buffer_bytes"));
+  TESSERA_ASSIGN_OR_RETURN(b.ddr_gbps, positive_number(root, file, "ddr_gbps"));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t burst, positive_integer(root, file, "burst_bytes"));
+  TESSERA_ASSIGN_OR_RETURN(b.cas_cycles, positive_number(root, file, "cas_cycles"));
+  TESSERA_ASSIGN_OR_RETURN(b.dma_start_cycles, positive_number(root, file, "dma_start_cycles"));
+  TESSERA_ASSIGN_OR_RETURN(b.dma_scatter_cycles, positive_number(root, file, "dma_scatter_cycles"));
+  TESSERA_ASSIGN_OR_RETURN(b.dma_byte_cycles, positive_number(root, file, "dma_byte_cycles"));
+  TESSERA_ASSIGN_OR_RETURN(b.static_watts, positive_number(root, file, "static_watts"));
+  TESSERA_ASSIGN_OR_RETURN(b.pj_per_mac, positive_number(root, file, "pj_per_mac"));
+  TESSERA_ASSIGN_OR_RETURN(b.pj_per_ddr_byte, positive_number(root, file, "pj_per_ddr_byte"));
+  b.mac_lanes = u32(lanes);
+  b.mac_channels = u32(channels);
+  b.compute_units = u32(cus);
+  b.burst_bytes = u32(burst);
+  return b;
+}
+
+}  // namespace tessera::plan

@@ -1,0 +1,285 @@
+#include "accel/plan/cost_model.h"
+
+#include <algorithm>
+
+namespace tessera::plan {
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Sum of f(tile extent) over the tiles of `extent` split into slices of `slice`, each slice
+// into tiles of `tile` (the last slice and the last tile of each slice may be shorter).
+template <class F>
+uint64_t sum_tiles(uint32_t extent, uint32_t slice, uint32_t tile, F f) {
+  uint64_t s = 0;
+  for (uint32_t base = 0; base < extent; base += slice) {
+    const uint32_t se = std::min(slice, extent - base);
+    s += static_cast<uint64_t>(se / tile) * f(tile) + (se % tile ? f(se % tile) : 0);
+  }
+  return s;
+}
+
+uint64_t count_tiles(uint32_t extent, uint32_t slice, uint32_t tile) {
+  return sum_tiles(extent, slice, tile, [](uint32_t) -> uint64_t { return 1; });
+}
+
+// Slices of the filters (M) and output rows (R) per CU (TSO, seeds/002, Algorithm 2).
+struct Slices {
+  uint32_t m, r;
+};
+
+Slices slice_layer(const ConvGeometry& g, uint32_t cus, PartitionKind p) {
+  switch (p) {
+    case PartitionKind::kKs:
+      return {static_cast<uint32_t>(ceil_div(g.out_c, cus)), g.out_h};
+    case PartitionKind::kOfm:
+      return {g.out_c, static_cast<uint32_t>(ceil_div(g.out_h, cus))};
+    case PartitionKind::kKsOfm:
+      return {static_cast<uint32_t>(ceil_div(g.out_c, 2)), static_cast<uint32_t>(ceil_div(g.out_h, std::max(1u, cus / 2)))};
+  }
+  return {g.out_c, g.out_h};
+}
+
+// Cycles of one compute step on one CU: the array computes mac_lanes output channels x
+// mac_channels input channels per cycle; partly filled tiles leave lanes idle (TSO eq. 7).
+double step_mac_cycles(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
+  return static_cast<double>(ceil_div(t.m, b.mac_lanes) * ceil_div(t.n, b.mac_channels)) * g.conv_rows(t.r) *
+         g.conv_cols(t.c) * g.kernel_h * g.kernel_w;
+}
+
+}  // namespace
+
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::kInputStationary: return "IS";
+    case Schedule::kOutputStationary: return "OS";
+    case Schedule::kWeightStationary: return "WS";
+  }
+  return "?";
+}
+
+const char* partition_name(PartitionKind p) {
+  switch (p) {
+    case PartitionKind::kKs: return "KS";
+    case PartitionKind::kOfm: return "OFM";
+    case PartitionKind::kKsOfm: return "KS&OFM";
+  }
+  return "?";
+}
+
+uint32_t ConvGeometry::in_rows(uint32_t out) const {
+  return std::min(in_h, (conv_rows(out) - 1) * stride_h + (kernel_h - 1) * dilation_h + 1);
+}
+
+uint32_t ConvGeometry::in_cols(uint32_t out) const {
+  return std::min(in_w, (conv_cols(out) - 1) * stride_w + (kernel_w - 1) * dilation_w + 1);
+}
+
+uint32_t ConvGeometry::tile_in_channels(uint32_t m, uint32_t n) const {
+  const uint32_t groups_in_tile = m > out_per_group() ? m / out_per_group() : 1;
+  return groups_in_tile * n;
+}
+
+ConvGeometry conv_geometry(const abi::LayerDesc& d) {
+  ConvGeometry g{d.in_c,     d.in_h,     d.in_w,       d.out_c,      d.out_h,      d.out_w,   d.kernel_h,
+                 d.kernel_w, d.stride_h, d.stride_w,   std::max(1u, d.dilation_h), std::max(1u, d.dilation_w),
+                 std::max(1u, d.groups)};
+  if (d.pool_kind == abi::kPoolMax) {
+    g.pooled = true;
+    g.pool_h = d.pool_h;
+    g.pool_w = d.pool_w;
+    g.pool_stride_h = d.pool_stride_h;
+    g.pool_stride_w = d.pool_stride_w;
+  }
+  return g;
+}
+
+abi::LayerDesc make_conv_desc(uint32_t in_c, uint32_t in_h, uint32_t in_w, uint32_t out_c, uint32_t kernel,
+                              uint32_t stride, uint32_t groups) {
+  abi::LayerDesc d{};
+  d.op = abi::kOpConv;
+  d.in_c = in_c;
+  d.in_h = in_h;
+  d.in_w = in_w;
+  d.in_channels_total = in_c;
+  d.out_c = out_c;
+  d.out_channels_total = out_c;
+  d.out_h = (in_h + stride - 1) / stride;  // 'same' padding
+  d.out_w = (in_w + stride - 1) / stride;
+  d.conv_h = d.out_h;
+  d.conv_w = d.out_w;
+  d.kernel_h = d.kernel_w = kernel;
+  d.stride_h = d.stride_w = stride;
+  d.pad_top = d.pad_left = (kernel - 1) / 2;
+  d.dilation_h = d.dilation_w = 1;
+  d.groups = groups;
+  d.act_lo = -128;
+  d.act_hi = 127;
+  d.tile_m = d.tile_n = d.tile_r = d.tile_c = 1;
+  return d;
+}
+
+uint64_t tile_footprint(const ConvGeometry& g, const TileShape& t) {
+  // Unclamped window, as abi::layer_fits sizes the input buffer.
+  const uint64_t rows = static_cast<uint64_t>(g.conv_rows(t.r) - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  const uint64_t cols = static_cast<uint64_t>(g.conv_cols(t.c) - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  const uint64_t in = static_cast<uint64_t>(g.tile_in_channels(t.m, t.n)) * rows * cols;
+  const uint64_t w = static_cast<uint64_t>(t.m) * t.n * g.kernel_h * g.kernel_w;
+  const uint64_t out = static_cast<uint64_t>(t.m) * g.conv_rows(t.r) * g.conv_cols(t.c) * 4;
+  return in + w + out;
+}
+
+uint64_t compulsory_bytes(const ConvGeometry& g) {
+  return static_cast<uint64_t>(g.out_c) * g.in_per_group() * g.kernel_h * g.kernel_w +
+         static_cast<uint64_t>(g.out_c) * g.out_h * g.out_w;
+}
+
+double lower_bound_cycles(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
+  const double tiles = static_cast<double>(ceil_div(g.out_c, t.m) * ceil_div(g.out_h, t.r) * ceil_div(g.out_w, t.c) *
+                                           ceil_div(g.in_per_group(), t.n));
+  const double mac = tiles / b.compute_units * step_mac_cycles(g, b, t);
+  const double dram = static_cast<double>(compulsory_bytes(g)) / b.ddr_bytes_per_cycle();
+  return std::max(mac, dram);
+}
+
+double lower_bound_energy_uj(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
+  const double macs = static_cast<double>(g.out_c) * g.in_per_group() * g.kernel_h * g.kernel_w *
+                      g.conv_rows(g.out_h) * g.conv_cols(g.out_w);
+  const double seconds = lower_bound_cycles(g, b, t) / (b.fabric_clock_mhz * 1e6);
+  return (b.pj_per_mac * macs + b.pj_per_ddr_byte * static_cast<double>(compulsory_bytes(g))) * 1e-6 +
+         b.static_watts * seconds * 1e6;
+}
+
+CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candidate& cand, DramModel model) {
+  const TileShape& t = cand.tile;
+  const uint32_t B = b.burst_bytes;
+  const uint64_t kk = static_cast<uint64_t>(g.kernel_h) * g.kernel_w;
+  const uint32_t N = g.in_per_group(), M = g.out_c, R = g.out_h, C = g.out_w;
+  CostBreakdown cb;
+  const uint64_t in_tile_ch = g.tile_in_channels(t.m, t.n);
+  cb.input_tile_bytes = in_tile_ch * g.in_rows(t.r) * g.in_cols(t.c);
+  cb.weight_tile_bytes = static_cast<uint64_t>(t.m) * t.n * kk;
+  cb.output_tile_bytes = static_cast<uint64_t>(t.m) * g.conv_rows(t.r) * g.conv_cols(t.c) * 4;
+  cb.footprint_bytes = tile_footprint(g, t);
+
+  const Slices sl = slice_layer(g, b.compute_units, cand.partition);
+  const uint64_t n_mslices = ceil_div(M, sl.m), n_rslices = ceil_div(R, sl.r);
+  cb.cus_used = static_cast<uint32_t>(n_mslices * n_rslices);
+  const uint64_t MT = count_tiles(M, sl.m, t.m);  // m-tiles summed over filter slices
+  const uint64_t TR = count_tiles(R, sl.r, t.r);  // row tiles summed over row slices
+  const uint64_t nc = ceil_div(C, t.c), nn = ceil_div(N, t.n);
+
+  // ---- Input: one "pass" reads every (row, col, channel) tile of the input once ----------------
+  const bool in_full_width = g.in_cols(t.c) >= g.in_w;
+  const uint64_t rows_sum = sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return g.in_rows(e); });
+  const uint64_t cols_sum = sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return g.in_cols(e); });
+  // Channels a pass reads: all of them, or for grouped convs those of one m-tile's groups.
+  const uint64_t pass_ch = g.groups == 1 ? g.in_c : g.tile_in_channels(t.m, N);
+  const uint64_t in_pass_bytes = pass_ch * rows_sum * cols_sum;
+  uint64_t in_pass_runs, in_pass_bursts;
+  if (in_full_width) {
+    // Full-width rows are contiguous in CHW: one run per channel per row tile.
+    in_pass_runs = pass_ch * TR;
+    in_pass_bursts = pass_ch * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t {
+                       return ceil_div(static_cast<uint64_t>(g.in_rows(e)) * g.in_w, B);
+                     });
+  } else {
+    in_pass_runs = pass_ch * rows_sum * nc;
+    in_pass_bursts = pass_ch * rows_sum *
+                     sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return ceil_div(g.in_cols(e), B); });
+  }
+  const uint64_t in_pass_calls = TR * nc * nn;
+
+  // ---- Weights: one pass reads every filter once, [out_c][N][kh][kw] -------------------------
+  const uint64_t w_pass_bytes = static_cast<uint64_t>(M) * N * kk;
+  uint64_t w_pass_runs, w_pass_bursts;
+  if (t.n >= N) {
+    w_pass_runs = MT;  // Tm whole filters are one run
+    w_pass_bursts = sum_tiles(M, sl.m, t.m, [&](uint32_t e) -> uint64_t { return ceil_div(e * N * kk, B); });
+  } else {
+    w_pass_runs = static_cast<uint64_t>(M) * nn;
+    w_pass_bursts = M * sum_tiles(N, N, t.n, [&](uint32_t e) -> uint64_t { return ceil_div(e * kk, B); });
+  }
+  const uint64_t w_pass_calls = MT * nn;
+
+  // ---- Outputs: final int8 write, int32 partial sums spilled between input-channel tiles ----
+  auto out_pass = [&](uint32_t elem, bool conv, uint64_t& bytes, uint64_t& runs, uint64_t& bursts) {
+    auto rows_of = [&](uint32_t e) -> uint64_t { return conv ? g.conv_rows(e) : e; };
+    auto cols_of = [&](uint32_t e) -> uint64_t { return conv ? g.conv_cols(e) : e; };
+    const uint64_t rsum = sum_tiles(R, sl.r, t.r, rows_of);
+    const uint64_t csum = sum_tiles(C, C, t.c, cols_of);
+    const uint64_t width = conv ? g.conv_cols(C) : C;
+    bytes = static_cast<uint64_t>(M) * rsum * csum * elem;
+    if (t.c >= C) {
+      runs = static_cast<uint64_t>(M) * TR;
+      bursts = M * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return ceil_div(rows_of(e) * width * elem, B); });
+    } else {
+      runs = static_cast<uint64_t>(M) * rsum * nc;
+      bursts = M * rsum * sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return ceil_div(cols_of(e) * elem, B); });
+    }
+  };
+  uint64_t o_bytes, o_runs, o_bursts, p_bytes, p_runs, p_bursts;
+  out_pass(1, false, o_bytes, o_runs, o_bursts);
+  out_pass(4, true, p_bytes, p_runs, p_bursts);
+  const uint64_t o_calls = MT * TR * nc;
+
+  // ---- Passes per schedule (TSO eq. 3-5; seeds/000 eq. 5-6 for IS) --------------------------
+  uint64_t in_passes = 0, w_passes = 0, spill_passes = 0;
+  switch (cand.schedule) {
+    case Schedule::kInputStationary:
+      // Each filter slice's CU reads its rows' input once; grouped convs read per m-tile the
+      // channels of its groups (disjoint between m-tiles covering whole groups).
+      in_passes = g.groups == 1 ? n_mslices : MT;
+      w_passes = TR * nc;     // all of the slice's filters per spatial tile
+      spill_passes = 2 * (nn - 1);
+      break;
+    case Schedule::kOutputStationary:
+      in_passes = MT;  // once per m-tile
+      w_passes = TR * nc;
+      spill_passes = 0;
+      break;
+    case Schedule::kWeightStationary:
+      in_passes = MT;
+      w_passes = n_rslices;  // each weight tile loaded once per CU
+      spill_passes = 2 * (nn - 1);
+      break;
+  }
+  // Input calls: in_pass_calls per pass (IS: per filter slice; OS/WS: per m-tile).
+  const uint64_t in_calls = in_passes * in_pass_calls;
+  const uint64_t w_calls = cand.schedule == Schedule::kWeightStationary ? w_pass_calls * n_rslices : w_pass_calls * TR * nc;
+  const uint64_t out_calls = o_calls * (1 + spill_passes);
+
+  cb.input_bytes = in_passes * in_pass_bytes;
+  cb.weight_bytes = w_passes * w_pass_bytes;
+  cb.output_bytes = o_bytes + spill_passes * p_bytes;
+  cb.ddr_bytes = cb.input_bytes + cb.weight_bytes + cb.output_bytes;
+  cb.dma_calls = in_calls + w_calls + out_calls;
+  cb.dma_runs = in_passes * in_pass_runs + w_passes * w_pass_runs + o_runs + spill_passes * p_runs;
+  cb.bursts = in_passes * in_pass_bursts + w_passes * w_pass_bursts + o_bursts + spill_passes * p_bursts;
+
+  // ---- Time ----------------------------------------------------------------------------------
+  cb.steps = ceil_div(sl.m, t.m) * ceil_div(sl.r, t.r) * nc * nn;  // the busiest CU (TSO eq. 8)
+  cb.mac_cycles = static_cast<double>(cb.steps) * step_mac_cycles(g, b, t);
+  cb.macs = static_cast<uint64_t>(M) * N * kk * g.conv_rows(R) * g.conv_cols(C);
+  const double volume = static_cast<double>(cb.ddr_bytes) / b.ddr_bytes_per_cycle();
+  // Burst model: whole bursts cross the bus, each contiguous run opens with a CAS latency (TSO
+  // Algorithm 4, charged per non-contiguous access) and each DMA call pays its start cost C
+  // (seeds/000 eq. 1). Volume model: bytes / bandwidth only (TSO-noburst).
+  cb.dram_cycles = model == DramModel::kBurst
+                       ? static_cast<double>(cb.bursts) * B / b.ddr_bytes_per_cycle() +
+                             static_cast<double>(cb.dma_runs) * b.cas_cycles +
+                             static_cast<double>(cb.dma_calls) * b.dma_start_cycles
+                       : volume;
+  cb.dma_cycles = static_cast<double>(cb.dma_calls) * b.dma_start_cycles +
+                  static_cast<double>(cb.dma_runs) * b.dma_scatter_cycles +
+                  static_cast<double>(cb.ddr_bytes) * b.dma_byte_cycles;
+  // Double buffering overlaps step i's transfers with step i-1's MACs; the first load is exposed.
+  cb.total_cycles = std::max(cb.mac_cycles, cb.dram_cycles) + cb.dram_cycles / static_cast<double>(cb.steps);
+  cb.memory_bound = cb.dram_cycles > cb.mac_cycles;
+  const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
+  cb.energy_uj = (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
+                 b.static_watts * seconds * 1e6;
+  return cb;
+}
+
+}  // namespace tessera::plan
