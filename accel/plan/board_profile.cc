@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include <toml++/toml.h>
+#include "accel/common/toml_file.h"
 
 namespace tessera::plan {
 namespace {
@@ -54,13 +54,7 @@ Result<BoardProfile> load_board_profile(std::string_view name) {
 
 Result<BoardProfile> load_board_profile_file(const std::filesystem::path& file) {
   if (!std::filesystem::exists(file)) return Status::not_found("no board profile " + file.string());
-  toml::table root;
-  try {
-    root = toml::parse_file(file.string());
-  } catch (const toml::parse_error& e) {
-    return Status::invalid_argument(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
-                                    std::string(e.description()));
-  }
+  TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(file));
   BoardProfile b;
   b.name = file.stem().string();
   auto u32 = [](uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); };

@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include <toml++/toml.h>
+#include "accel/common/toml_file.h"
 
 namespace tessera {
 namespace {
@@ -136,13 +136,7 @@ Result<std::vector<std::string>> read_labels(const std::filesystem::path& path) 
 Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   const auto file = dir / "model.toml";
   if (!std::filesystem::exists(file)) return Status::not_found("no model.toml in " + dir.string());
-  toml::table root;
-  try {
-    root = toml::parse_file(file.string());
-  } catch (const toml::parse_error& e) {
-    return Status::invalid_argument(file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
-                                    std::string(e.description()));
-  }
+  TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(file));
   ModelConfig config;
   config.dir = std::filesystem::absolute(dir);
   TESSERA_ASSIGN_OR_RETURN(config.name, required_string(root, file, "name"));
