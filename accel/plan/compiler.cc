@@ -113,24 +113,35 @@ class Compiler {
     arena_bytes_ = static_cast<uint32_t>(offset);
   }
 
+  // A fabric tensor as descriptors name it: its C x H x W, and where it lies in the arena (the
+  // buffer's offset, its first channel there, the buffer's channel count).
+  struct Slot {
+    uint32_t c, h, w, offset, channel_base, channels_total;
+  };
+  Slot slot(const std::string& tensor) const {
+    const Shape& s = shapes_.at(tensor);
+    const Placement p = place(tensor);
+    return {static_cast<uint32_t>(s[1]), static_cast<uint32_t>(s[2]), static_cast<uint32_t>(s[3]),
+            offsets_.at(p.buffer), static_cast<uint32_t>(p.channel_base),
+            static_cast<uint32_t>(shapes_.at(p.buffer)[1])};
+  }
+
   // Fills the input/output tensor fields of a descriptor.
   void place_io(abi::LayerDesc& d, const FabricLayer& layer) const {
-    const Shape& in = shapes_.at(layer.input);
-    const Placement pin = place(layer.input);
-    d.in_c = static_cast<uint32_t>(in[1]);
-    d.in_h = static_cast<uint32_t>(in[2]);
-    d.in_w = static_cast<uint32_t>(in[3]);
-    d.in_offset = offsets_.at(pin.buffer);
-    d.in_channel_base = static_cast<uint32_t>(pin.channel_base);
-    d.in_channels_total = static_cast<uint32_t>(shapes_.at(pin.buffer)[1]);
-    const Shape& out = shapes_.at(layer.output);
-    const Placement pout = place(layer.output);
-    d.out_c = static_cast<uint32_t>(out[1]);
-    d.out_h = static_cast<uint32_t>(out[2]);
-    d.out_w = static_cast<uint32_t>(out[3]);
-    d.out_offset = offsets_.at(pout.buffer);
-    d.out_channel_base = static_cast<uint32_t>(pout.channel_base);
-    d.out_channels_total = static_cast<uint32_t>(shapes_.at(pout.buffer)[1]);
+    const Slot in = slot(layer.input);
+    d.in_c = in.c;
+    d.in_h = in.h;
+    d.in_w = in.w;
+    d.in_offset = in.offset;
+    d.in_channel_base = in.channel_base;
+    d.in_channels_total = in.channels_total;
+    const Slot out = slot(layer.output);
+    d.out_c = out.c;
+    d.out_h = out.h;
+    d.out_w = out.w;
+    d.out_offset = out.offset;
+    d.out_channel_base = out.channel_base;
+    d.out_channels_total = out.channels_total;
     d.act_lo = -128;
     d.act_hi = 127;
   }
@@ -177,10 +188,10 @@ class Compiler {
       }
       case FabricOp::kAdd: {
         d.op = abi::kOpAdd;
-        const Placement p2 = place(layer.input2);
-        d.in2_offset = offsets_.at(p2.buffer);
-        d.in2_channel_base = static_cast<uint32_t>(p2.channel_base);
-        d.in2_channels_total = static_cast<uint32_t>(shapes_.at(p2.buffer)[1]);
+        const Slot in2 = slot(layer.input2);
+        d.in2_offset = in2.offset;
+        d.in2_channel_base = in2.channel_base;
+        d.in2_channels_total = in2.channels_total;
         const double ma = static_cast<double>(s_in) / s_out;
         const double mb = static_cast<double>(scale_of(layer.input2)) / s_out;
         int exponent = 0;
