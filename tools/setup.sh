@@ -11,6 +11,8 @@ packages=(
   libboost-dev libspdlog-dev libgtest-dev libgmock-dev
   libturbojpeg0-dev libspng-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libxrt-dev zlib1g-dev
+  # the real Prometheus server and promtool, which check the /metrics exposition
+  prometheus
   # reference models and data for tests (PyTorch, ONNX, OpenCV live under /usr/bin/python3)
   python3 python3-torch python3-torchvision python3-onnx python3-numpy python3-opencv python3-pil
   dataset-fashion-mnist

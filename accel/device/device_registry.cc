@@ -11,11 +11,9 @@
 namespace tessera {
 namespace {
 
-// The emulator with the default timing model (a zcu102 build) under the requested board name.
-// TODO(plan): take the EmuTimingModel from the board profile of options.board once accel/plan
-// has the profiles.
+// The emulator for the requested board profile (programs are planned and timed for it).
 Result<std::unique_ptr<Device>> open_emu(const DeviceOptions& options, std::string* log_note) {
-  auto device = std::make_unique<EmuDevice>(EmuTimingModel{}, options.board);
+  auto device = std::make_unique<EmuDevice>(options.board);
   *log_note = "device emu: " + device->info().name;
   return std::unique_ptr<Device>(std::move(device));
 }

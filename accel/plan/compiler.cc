@@ -21,8 +21,8 @@ struct Placement {
 class Compiler {
  public:
   Compiler(const Graph& graph, const std::map<std::string, float>& ranges, const std::map<std::string, Shape>& shapes,
-           const Partition& partition)
-      : graph_(graph), ranges_(ranges), shapes_(shapes), p_(partition) {}
+           const Partition& partition, const CompileOptions& options)
+      : graph_(graph), ranges_(ranges), shapes_(shapes), p_(partition), options_(options) {}
 
   Result<CompiledModel> run() {
     CompiledModel out;
@@ -43,6 +43,10 @@ class Compiler {
       prog.layers.push_back(desc);
       out.layer_names.push_back(layer.name);
     }
+    TESSERA_ASSIGN_OR_RETURN(out.plan, plan_layers_cached(prog.layers, out.layer_names, options_.board, options_.plan,
+                                                          options_.model_name, options_.cache, &out.plan_from_cache));
+    for (size_t i = 0; i < prog.layers.size(); ++i) prog.layers[i] = out.plan.layers[i].desc;
+    prog.model = program_model(out.plan);
     const Shape& in = shapes_.at(p_.fabric_input);
     const Shape& fo = shapes_.at(p_.fabric_output);
     prog.header.arena_image_bytes = arena_bytes_;
@@ -288,6 +292,7 @@ class Compiler {
   const std::map<std::string, float>& ranges_;
   const std::map<std::string, Shape>& shapes_;
   const Partition& p_;
+  const CompileOptions& options_;
   std::map<std::string, std::string> pool_parent_;
   std::map<std::string, float> scales_;
   std::map<std::string, uint32_t> offsets_;
@@ -327,10 +332,23 @@ Status choose_tiles(abi::LayerDesc& d) {
   return Status::ok();
 }
 
-Result<CompiledModel> compile_model(const Graph& graph, const std::map<std::string, float>& ranges) {
+Result<CompiledModel> compile_model(const Graph& graph, const std::map<std::string, float>& ranges,
+                                    const CompileOptions& options) {
+  if (options.plan.space != SearchSpace::kKernel) {
+    return Status::invalid_argument("compile_model: only the kernel's search space gives executable tiles");
+  }
   TESSERA_ASSIGN_OR_RETURN(auto shapes, infer_shapes(graph, 1));
   TESSERA_ASSIGN_OR_RETURN(Partition partition, partition_graph(graph, shapes));
-  return Compiler(graph, ranges, shapes, partition).run();
+  return Compiler(graph, ranges, shapes, partition, options).run();
+}
+
+std::map<std::string, float> unit_ranges(const Graph& graph) {
+  std::map<std::string, float> ranges;
+  for (const auto& in : graph.inputs) ranges[in.name] = 1.0f;
+  for (const Node& n : graph.nodes) {
+    for (const std::string& o : n.outputs) ranges[o] = 1.0f;
+  }
+  return ranges;
 }
 
 }  // namespace tessera::plan

@@ -77,6 +77,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const ModelConfig& config, const En
   return engine;
 }
 
+const plan::ModelPlan* Engine::plan() const { return int8_ ? int8_->plan() : nullptr; }
+
 Status Engine::check_batch(const Tensor& batch) const {
   const PreprocessConfig& in = config_.input;
   if (batch.rank() != 4 || batch.dim(0) < 1 || batch.dim(1) != in.channels || batch.dim(2) != in.height ||

@@ -15,6 +15,8 @@
 #include "accel/device/device.h"
 #include "accel/graph/graph.h"
 #include "accel/graph/tensor.h"
+#include "accel/plan/model_plan.h"
+#include "accel/plan/plan_cache.h"
 #include "accel/runtime/model_config.h"
 
 namespace tessera {
@@ -32,6 +34,10 @@ struct EngineOptions {
   // int8 calibration inputs (each N x C x H x W, preprocessed); empty: the images of the
   // model's [quantization] calibration folder.
   std::vector<Tensor> calibration_samples;
+  // int8: how the tiles are planned for the device's board profile (DeviceInfo::board), and
+  // where plans are cached (null: search every time).
+  plan::PlanOptions plan;
+  std::shared_ptr<plan::PlanCache> plan_cache;
 };
 
 // One batch's answer: raw scores (logits) per image and where the time went.
@@ -41,6 +47,7 @@ struct Inference {
   uint64_t host_us = 0;          // measured time of the host stage
   uint64_t fabric_cycles = 0;    // device cycles (modelled on the emulator)
   uint64_t modeled_fabric_us = 0;  // fabric_cycles at the device's clock (0 when unknown)
+  double modeled_fabric_uj = 0;    // the plan's fabric energy for the batch (0 when unknown)
 };
 
 class Engine {
@@ -54,6 +61,8 @@ class Engine {
   Precision precision() const { return options_.precision; }
   // What runs where, e.g. "int8: 6 fabric layers (...) on emu; host: Flatten Gemm Relu Gemm".
   const std::string& summary() const { return summary_; }
+  // int8: the fabric part's tile plan on the device's board (null for fp32 or no fabric layer).
+  const plan::ModelPlan* plan() const;
 
   // Runs a batch (N x C x H x W, preprocessed). Thread-safe; concurrent callers share the
   // pipeline, so their batches overlap stage by stage.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "accel/graph/passes.h"
 #include "accel/host/reference_executor.h"
@@ -41,7 +42,12 @@ Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create(const ModelCo
     TESSERA_ASSIGN_OR_RETURN(samples, load_calibration_set(config));
   }
   TESSERA_ASSIGN_OR_RETURN(auto ranges, quant::calibrate_ranges(folded, samples, config.quantization.calibration));
-  TESSERA_ASSIGN_OR_RETURN(path->compiled_, plan::compile_model(folded, ranges));
+  const std::string board_name = options.device->info().board;
+  auto board = plan::load_board_profile(board_name);
+  if (!board) return Status(board.status().code(), "board '" + board_name + "': " + board.status().message());
+  plan::CompileOptions compile{*board, options.plan, options.plan_cache.get(), config.name};
+  compile.plan.space = plan::SearchSpace::kKernel;
+  TESSERA_ASSIGN_OR_RETURN(path->compiled_, plan::compile_model(folded, ranges, compile));
   if (path->compiled_.has_fabric) {
     auto program = path->device_->load(path->compiled_.program, options.max_batch);
     if (!program) return Status(program.status().code(), "loading the fabric program: " + program.status().message());
@@ -67,7 +73,13 @@ Engine::Int8Path::~Int8Path() {
 }
 
 std::string Engine::Int8Path::summary() const {
-  return compiled_.fabric_summary + (compiled_.has_fabric ? " [device " + device_kind_ + "]" : "");
+  if (!compiled_.has_fabric) return compiled_.fabric_summary;
+  const plan::ModelPlan& p = compiled_.plan;
+  char modeled[160];
+  std::snprintf(modeled, sizeof modeled, "%.0f images/s, %.3f mJ/image modeled", p.images_per_second(),
+                p.energy_uj() * 1e-3);
+  return compiled_.fabric_summary + " [device " + device_kind_ + ", board " + p.board.name + ": " + modeled +
+         (compiled_.plan_from_cache ? ", plan from cache" : ", plan searched") + "]";
 }
 
 // Quantises the input, runs the fabric program in chunks of max_batch, dequantises the output.
@@ -97,9 +109,12 @@ Status Engine::Int8Path::fabric_stage(Job& job) {
   job.boundary = Tensor({static_cast<int64_t>(n), prog.output_c, prog.output_h, prog.output_w});
   for (size_t i = 0; i < q_out.size(); ++i) job.boundary.data[i] = q_out[i] * prog.output_scale;
   job.result.fabric_us = micros_since(start);
-  if (clock_mhz_ > 0) {
-    job.result.modeled_fabric_us = static_cast<uint64_t>(static_cast<double>(job.result.fabric_cycles) / clock_mhz_);
+  // A board reports cycles at its kernel clock; the emulator models them at the plan's.
+  const double clock = clock_mhz_ > 0 ? clock_mhz_ : prog.model.clock_mhz;
+  if (clock > 0) {
+    job.result.modeled_fabric_us = static_cast<uint64_t>(static_cast<double>(job.result.fabric_cycles) / clock);
   }
+  job.result.modeled_fabric_uj = prog.model.energy_uj(static_cast<uint32_t>(n));
   return Status::ok();
 }
 

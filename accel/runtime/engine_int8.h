@@ -26,6 +26,8 @@ struct Engine::Int8Path {
 
   Result<Inference> infer(const Tensor& batch);
   std::string summary() const;
+  // The tile plan of the fabric part (null when everything runs on the host).
+  const plan::ModelPlan* plan() const { return compiled_.has_fabric ? &compiled_.plan : nullptr; }
 
  private:
   // One batch on its way through the stages.

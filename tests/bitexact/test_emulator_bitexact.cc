@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <set>
+
 #include "accel/device/emu/emu_device.h"
+#include "accel/plan/model_plan.h"
 #include "kernels/tessera_accel.h"
 #include "random_programs.h"
 
@@ -86,7 +89,7 @@ class BitexactTest : public ::testing::Test {
   }
 
   EmuDevice fast_;
-  EmuDevice portable_{EmuTimingModel{}, "zcu102", EmuDeviceOptions{3, true}};
+  EmuDevice portable_{"zcu102", EmuDeviceOptions{3, true}};
 };
 
 TEST_F(BitexactTest, RandomConvLayers) { check(0x1, &CaseGenerator::conv_case, 400); }
@@ -100,8 +103,14 @@ TEST_F(BitexactTest, RandomNetworksBatch3) { check(0x4, &CaseGenerator::network_
 // DeviceProgram::run (input in, output out) agrees with the kernel's arena.
 TEST_F(BitexactTest, RunCopiesInputAndOutput) {
   CaseGenerator generator(base_seed() ^ 0x5);
-  const BitexactCase c = generator.network_case();
+  BitexactCase c = generator.network_case();
   const std::vector<int8_t> want = run_kernel(c);
+  auto board = plan::load_board_profile("zcu102");
+  ASSERT_TRUE(board.is_ok()) << board.status().to_string();
+  const std::vector<std::string> names(c.program.layers.size(), "layer");
+  auto planned = plan::plan_layers(c.program.layers, names, *board);
+  ASSERT_TRUE(planned.is_ok()) << planned.status().to_string();
+  c.program.model = plan::program_model(*planned);
   const CompiledProgram& p = c.program;
   const uint32_t image_bytes = p.header.arena_image_bytes;
   std::vector<int8_t> inputs(static_cast<size_t>(c.batch) * p.input_bytes());
@@ -119,7 +128,62 @@ TEST_F(BitexactTest, RunCopiesInputAndOutput) {
     const std::vector<int8_t> got(outputs.begin() + n * p.output_bytes(), outputs.begin() + (n + 1) * p.output_bytes());
     EXPECT_EQ(got, expected) << "image " << n;
   }
+  // The modeled cycles are the plan's, for every image of the batch.
   EXPECT_GT(loaded.value()->last_run_cycles(), 0u);
+  EXPECT_EQ(loaded.value()->last_run_cycles(), p.model.cycles(c.batch));
+}
+
+// Whatever tiles the planner picks (any board, objective, naive or searched), the kernel, which
+// executes the tiles step by step, and the emulator leave the same bytes.
+TEST_F(BitexactTest, PlannedTilesNeverChangeTheResult) {
+  // The five profiles, plus zcu102 with on-chip memory cut down so that these small networks
+  // must be split into many tiles.
+  std::vector<plan::BoardProfile> boards;
+  for (const std::string& name : plan::board_names()) {
+    auto board = plan::load_board_profile(name);
+    ASSERT_TRUE(board.is_ok()) << board.status().to_string();
+    boards.push_back(*board);
+  }
+  for (uint64_t divisor : {16, 64}) {
+    plan::BoardProfile small = boards.back();
+    small.name = "small-ocm/" + std::to_string(divisor);
+    small.input_buffer_bytes /= divisor;
+    small.weight_buffer_bytes /= divisor;
+    small.output_buffer_bytes /= divisor;
+    boards.push_back(small);
+  }
+  CaseGenerator generator(base_seed() ^ 0x7);
+  for (int round = 0; round < 3; ++round) {
+    const BitexactCase base = generator.network_case();
+    const std::vector<int8_t> want = run_kernel(base);
+    const std::vector<std::string> names(base.program.layers.size(), "layer");
+    std::set<std::vector<uint32_t>> tilings;
+    for (const plan::BoardProfile& board : boards) {
+      const std::string& board_name = board.name;
+      for (plan::Objective objective : {plan::Objective::kTime, plan::Objective::kDdrBytes, plan::Objective::kEnergy}) {
+        for (bool naive : {false, true}) {
+          plan::PlanOptions options;
+          options.objective = objective;
+          options.naive = naive;
+          auto planned = plan::plan_layers(base.program.layers, names, board, options);
+          ASSERT_TRUE(planned.is_ok()) << planned.status().to_string();
+          BitexactCase c = base;
+          std::vector<uint32_t> tiling;
+          for (size_t i = 0; i < c.program.layers.size(); ++i) {
+            c.program.layers[i] = planned->layers[i].desc;
+            const abi::LayerDesc& d = c.program.layers[i];
+            tiling.insert(tiling.end(), {d.tile_m, d.tile_n, d.tile_r, d.tile_c});
+          }
+          tilings.insert(tiling);
+          const std::string what = c.name + " planned for " + board_name + (naive ? " (naive)" : "");
+          EXPECT_EQ(run_kernel(c), want) << what;
+          EXPECT_EQ(run_emulator(fast_, c), want) << what;
+        }
+      }
+    }
+    // The plans really differ, or the test would prove nothing.
+    EXPECT_GT(tilings.size(), 2u) << base.name;
+  }
 }
 
 TEST_F(BitexactTest, LoadRefusesInvalidDescriptorNamingTheLayer) {

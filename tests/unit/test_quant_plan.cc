@@ -140,7 +140,9 @@ TEST(Compiler, DescriptorsFitTheFabricAndCarryTheActivation) {
   ASSERT_TRUE(fold_batch_norm(g).is_ok());
   auto ranges = quant::calibrate_ranges(g, {random_tensor({4, 3, 12, 12}, 10)}, {});
   ASSERT_TRUE(ranges.is_ok()) << ranges.status().to_string();
-  auto compiled = plan::compile_model(g, *ranges);
+  auto board = plan::load_board_profile("zcu102");
+  ASSERT_TRUE(board.is_ok()) << board.status().to_string();
+  auto compiled = plan::compile_model(g, *ranges, {.board = *board});
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
   ASSERT_TRUE(compiled->has_fabric);
   const CompiledProgram& prog = compiled->program;
@@ -165,6 +167,18 @@ TEST(Compiler, DescriptorsFitTheFabricAndCarryTheActivation) {
   }
   EXPECT_EQ(compiled->host_graph.inputs[0].name, "g");
   EXPECT_EQ(compiled->host_graph.nodes.size(), 2u);
+  // The descriptors carry the plan's tiles, and the program its modeled cost per layer.
+  ASSERT_EQ(compiled->plan.layers.size(), prog.layers.size());
+  ASSERT_EQ(prog.model.layers.size(), prog.layers.size());
+  EXPECT_EQ(prog.model.board, "zcu102");
+  for (size_t i = 0; i < prog.layers.size(); ++i) {
+    const plan::TileShape& t = compiled->plan.layers[i].candidate.tile;
+    EXPECT_EQ(prog.layers[i].tile_m, t.m);
+    EXPECT_EQ(prog.layers[i].tile_r, t.r);
+    EXPECT_GT(prog.model.layers[i].cycles, 0u);
+    EXPECT_GT(prog.model.layers[i].ddr_bytes, 0u);
+  }
+  EXPECT_EQ(prog.model.cycles(4), 4 * prog.model.cycles(1));
 }
 
 TEST(Compiler, TileRuleRespectsTheOnChipBudgetForLargeLayers) {

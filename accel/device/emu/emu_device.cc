@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
-#include <sstream>
 
 #include "accel/device/emu/emu_kernels.h"
 #include "accel/device/emu/emu_ops.h"
@@ -13,7 +12,7 @@
 namespace tessera {
 
 EmuProgram::EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::shared_ptr<emu::EmuThreadPool> pool,
-                       const emu::EmuKernels& kernels, const EmuTimingModel& timing)
+                       const emu::EmuKernels& kernels)
     : header_(program.header),
       layers_(program.layers),
       weights_(program.weights),
@@ -23,7 +22,7 @@ EmuProgram::EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::
       max_batch_(max_batch),
       pool_(std::move(pool)),
       kernels_(kernels),
-      timing_(timing) {
+      model_(program.model) {
   size_t scratch_per_image = 0;
   packed_.resize(layers_.size());
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -64,7 +63,7 @@ Status EmuProgram::execute(std::span<int8_t> arena, uint32_t batch, std::chrono:
       default: emu::run_add(layer); break;
     }
   }
-  last_run_cycles_ = emu::model_cycles(timing_, layers_, batch);
+  last_run_cycles_ = model_.cycles(batch);
   return Status::ok();
 }
 
@@ -92,9 +91,8 @@ Status EmuProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
   return Status::ok();
 }
 
-EmuDevice::EmuDevice(EmuTimingModel timing, std::string board, EmuDeviceOptions options)
-    : timing_(timing),
-      board_(std::move(board)),
+EmuDevice::EmuDevice(std::string board, EmuDeviceOptions options)
+    : board_(std::move(board)),
       pool_(std::make_shared<emu::EmuThreadPool>(options.threads)),
       kernels_(options.portable ? emu::scalar_kernels() : emu::emu_kernels()) {}
 
@@ -105,11 +103,8 @@ DeviceInfo EmuDevice::info() const {
   info.kind = "emu";
   info.name = "emulator (" + std::to_string(pool_->size()) + " threads, " + kernels_.name + ")";
   info.board = board_;
-  info.clock_mhz = timing_.clock_mhz;
-  std::ostringstream detail;
-  detail << "timing model: " << timing_.clock_mhz << " MHz, " << timing_.macs_per_cycle << " MACs/cycle, "
-         << timing_.ddr_bytes_per_cycle << " DDR bytes/cycle";
-  info.detail = detail.str();
+  // clock_mhz stays 0: cycles are modelled per program, at the clock of its plan's profile.
+  info.detail = "fabric time modelled by the plan for board profile '" + board_ + "'";
   return info;
 }
 
@@ -117,7 +112,7 @@ Result<std::unique_ptr<EmuProgram>> EmuDevice::load_program(const CompiledProgra
   if (max_batch == 0) return Status::invalid_argument("emulator: max_batch must be >= 1");
   TESSERA_RETURN_IF_ERROR(emu::check_program(program));
   try {
-    return std::make_unique<EmuProgram>(program, max_batch, pool_, kernels_, timing_);
+    return std::make_unique<EmuProgram>(program, max_batch, pool_, kernels_);
   } catch (const std::bad_alloc&) {
     return Status::resource_exhausted("emulator: cannot allocate the arena for " + std::to_string(max_batch) +
                                       " images of " + std::to_string(program.header.arena_image_bytes) + " bytes");

@@ -2,7 +2,8 @@
 // executes the descriptors of kernels/kernel_abi.h with the kernel's integer arithmetic, as an
 // independent, CPU-shaped implementation (im2col + int8 GEMM, AVX2 where the CPU has it, a
 // thread pool over images, rows and channels). The twin it is held bit-exact against is the
-// HLS kernel's C simulation (tests/bitexact). Fabric time is modelled (emu_timing.h).
+// HLS kernel's C simulation (tests/bitexact). Fabric time is the planner's model carried by
+// the program (CompiledProgram::model, from the board profile the program was planned for).
 #pragma once
 
 #include <chrono>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "accel/device/device.h"
-#include "accel/device/emu/emu_timing.h"
 
 namespace tessera {
 
@@ -28,7 +28,7 @@ class EmuProgram : public DeviceProgram {
  public:
   // `program` must have passed emu::check_program.
   EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::shared_ptr<emu::EmuThreadPool> pool,
-             const emu::EmuKernels& kernels, const EmuTimingModel& timing);
+             const emu::EmuKernels& kernels);
   ~EmuProgram() override;
 
   // Copies each image's input to header.input_offset of its arena slot, executes, copies
@@ -56,7 +56,7 @@ class EmuProgram : public DeviceProgram {
   uint32_t max_batch_;
   std::shared_ptr<emu::EmuThreadPool> pool_;
   const emu::EmuKernels& kernels_;
-  EmuTimingModel timing_;
+  ProgramModel model_;
   uint64_t last_run_cycles_ = 0;
 };
 
@@ -68,19 +68,16 @@ struct EmuDeviceOptions {
 
 class EmuDevice : public Device {
  public:
-  // `board` names the profile `timing` describes.
-  explicit EmuDevice(EmuTimingModel timing = {}, std::string board = "zcu102", EmuDeviceOptions options = {});
+  // `board` names the profile programs are planned for on this device (DeviceInfo::board).
+  explicit EmuDevice(std::string board = "zcu102", EmuDeviceOptions options = {});
   ~EmuDevice() override;
 
   DeviceInfo info() const override;
   Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) override;
-  // The board model behind last_run_cycles(); cycles / clock_mhz gives modelled microseconds.
-  const EmuTimingModel& timing() const { return timing_; }
   // load() with the concrete type (tests call EmuProgram::execute).
   Result<std::unique_ptr<EmuProgram>> load_program(const CompiledProgram& program, uint32_t max_batch);
 
  private:
-  EmuTimingModel timing_;
   std::string board_;
   std::shared_ptr<emu::EmuThreadPool> pool_;
   const emu::EmuKernels& kernels_;

@@ -1,0 +1,283 @@
+#include "accel/plan/model_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "accel/plan/compiler.h"
+
+namespace tessera::plan {
+namespace {
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+SearchOptions search_options(const PlanOptions& o) {
+  SearchOptions s;
+  s.model = o.dram;
+  s.naive = o.naive;
+  s.objective = o.objective;
+  s.threads = o.threads;
+  // The kernel executes output-stationary tiles within abi::layer_fits (kernels/accel_conv.h);
+  // the explore space lifts both, keeping only the board's double-buffer budget.
+  if (o.space == SearchSpace::kKernel) s.schedule = Schedule::kOutputStationary;
+  s.abi_limits = o.space == SearchSpace::kKernel;
+  return s;
+}
+
+// A new LayerPlan for layer i: name, descriptor, budget.
+LayerPlan start_layer(const abi::LayerDesc& d, const std::string& name, const BoardProfile& b) {
+  LayerPlan lp;
+  lp.name = name;
+  lp.desc = d;
+  lp.budget_bytes = b.tile_budget_bytes();
+  return lp;
+}
+
+// Pool and add layers: tiles by the compiler's fixed rule, costed as a stream.
+Status plan_stream_layer(LayerPlan& lp, const BoardProfile& b, DramModel dram) {
+  if (Status s = choose_tiles(lp.desc); !s.is_ok()) return Status(s.code(), "layer '" + lp.name + "': " + s.message());
+  lp.candidate.tile = {lp.desc.tile_m, lp.desc.tile_n, lp.desc.tile_r, lp.desc.tile_c};
+  lp.cost = evaluate_stream(lp.desc, b, dram);
+  return Status::ok();
+}
+
+void set_tiles(abi::LayerDesc& d, const TileShape& t) {
+  d.tile_m = t.m;
+  d.tile_n = t.n;
+  d.tile_r = t.r;
+  d.tile_c = t.c;
+}
+
+}  // namespace
+
+const char* search_space_name(SearchSpace s) { return s == SearchSpace::kKernel ? "kernel" : "explore"; }
+
+const char* objective_name(Objective o) {
+  switch (o) {
+    case Objective::kTime: return "time";
+    case Objective::kDdrBytes: return "bytes";
+    case Objective::kEnergy: return "energy";
+  }
+  return "?";
+}
+
+const char* dram_model_name(DramModel m) { return m == DramModel::kBurst ? "burst" : "volume"; }
+
+Result<SearchSpace> parse_search_space(std::string_view name) {
+  if (name == "kernel") return SearchSpace::kKernel;
+  if (name == "explore") return SearchSpace::kExplore;
+  return Status::invalid_argument("unknown search space '" + std::string(name) + "' (kernel, explore)");
+}
+
+Result<Objective> parse_objective(std::string_view name) {
+  if (name == "time") return Objective::kTime;
+  if (name == "bytes") return Objective::kDdrBytes;
+  if (name == "energy") return Objective::kEnergy;
+  return Status::invalid_argument("unknown objective '" + std::string(name) + "' (time, bytes, energy)");
+}
+
+BoardProfile effective_board(const BoardProfile& board, SearchSpace space) {
+  BoardProfile b = board;
+  if (space == SearchSpace::kKernel) b.compute_units = 1;
+  return b;
+}
+
+CostBreakdown evaluate_stream(const abi::LayerDesc& d, const BoardProfile& b, DramModel model) {
+  CostBreakdown cb;
+  const uint64_t tile_c = std::max(1u, d.tile_c), burst = b.burst_bytes;
+  const uint64_t strips = ceil_div(d.out_w, tile_c);
+  auto add_runs = [&](uint64_t count, uint64_t run_bytes) {
+    cb.dma_runs += count;
+    cb.bursts += count * ceil_div(run_bytes, burst);
+    return count * run_bytes;
+  };
+  if (d.op == abi::kOpPool) {
+    // kernels/accel_pool.h: per channel, output row and tile_c-wide strip, each window row is
+    // one run of (c_count - 1) x stride + pool_w input bytes; the strip's outputs one run.
+    // Only the strip's accumulators are on chip.
+    const uint64_t rows = static_cast<uint64_t>(d.out_c) * d.out_h;
+    for (uint64_t c0 = 0; c0 < d.out_w; c0 += tile_c) {
+      const uint64_t count = std::min<uint64_t>(tile_c, d.out_w - c0);
+      const uint64_t in_run = std::min<uint64_t>(d.in_w, (count - 1) * d.pool_stride_w + d.pool_w);
+      cb.input_bytes += add_runs(rows * d.pool_h, in_run);
+      cb.output_bytes += add_runs(rows, count);
+    }
+    cb.dma_calls = rows * strips * (d.pool_h + 1);
+    cb.steps = rows * strips;
+    cb.output_tile_bytes = tile_c * 4;
+    cb.macs = static_cast<uint64_t>(d.out_c) * d.out_h * d.out_w * d.pool_h * d.pool_w;
+  } else {
+    // kernels/accel_add.h: each channel plane streamed in chunks of tile_r x tile_c bytes, two
+    // read runs and one write run per chunk through ping-pong buffers.
+    const uint64_t plane = static_cast<uint64_t>(d.out_h) * d.out_w;
+    const uint64_t chunk = std::min<uint64_t>(plane, static_cast<uint64_t>(std::max(1u, d.tile_r)) * tile_c);
+    const uint64_t chunks = ceil_div(plane, chunk), last = plane - (chunks - 1) * chunk;
+    for (int input = 0; input < 2; ++input) {
+      cb.input_bytes += add_runs(static_cast<uint64_t>(d.out_c) * (chunks - 1), chunk) + add_runs(d.out_c, last);
+    }
+    cb.output_bytes = add_runs(static_cast<uint64_t>(d.out_c) * (chunks - 1), chunk) + add_runs(d.out_c, last);
+    cb.dma_calls = static_cast<uint64_t>(d.out_c) * chunks * 3;
+    cb.steps = static_cast<uint64_t>(d.out_c) * chunks;
+    cb.input_tile_bytes = 2 * chunk;
+    cb.output_tile_bytes = chunk;
+    cb.macs = static_cast<uint64_t>(d.out_c) * plane;
+  }
+  cb.footprint_bytes = cb.input_tile_bytes + cb.output_tile_bytes;
+  cb.ddr_bytes = cb.input_bytes + cb.output_bytes;
+  cb.cus_used = 1;
+  // One window element (pool) or one sum (add) per lane and cycle.
+  cb.mac_cycles = static_cast<double>(ceil_div(cb.macs, b.mac_lanes));
+  cb.dram_cycles = model == DramModel::kBurst
+                       ? static_cast<double>(cb.bursts) * b.burst_bytes / b.ddr_bytes_per_cycle() +
+                             static_cast<double>(cb.dma_runs) * b.cas_cycles +
+                             static_cast<double>(cb.dma_calls) * b.dma_start_cycles
+                       : static_cast<double>(cb.ddr_bytes) / b.ddr_bytes_per_cycle();
+  cb.dma_cycles = static_cast<double>(cb.dma_calls) * b.dma_start_cycles +
+                  static_cast<double>(cb.dma_runs) * b.dma_scatter_cycles +
+                  static_cast<double>(cb.ddr_bytes) * b.dma_byte_cycles;
+  cb.total_cycles = std::max(cb.mac_cycles, cb.dram_cycles) + cb.dram_cycles / static_cast<double>(cb.steps);
+  cb.memory_bound = cb.dram_cycles > cb.mac_cycles;
+  const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
+  cb.energy_uj = (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
+                 b.static_watts * seconds * 1e6;
+  return cb;
+}
+
+Result<ModelPlan> plan_layers(std::span<const abi::LayerDesc> layers, std::span<const std::string> names,
+                              const BoardProfile& board, const PlanOptions& options) {
+  if (names.size() != layers.size()) return Status::invalid_argument("plan_layers: one name per layer");
+  ModelPlan plan;
+  plan.board = board;
+  plan.options = options;
+  const BoardProfile b = effective_board(board, options.space);
+  const SearchOptions search = search_options(options);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    LayerPlan lp = start_layer(layers[i], names[i], b);
+    if (lp.desc.op == abi::kOpConv) {
+      auto found = search_tiles(lp.desc, b, search);
+      if (!found.is_ok()) return Status(found.status().code(), "layer '" + lp.name + "': " + found.status().message());
+      lp.searched = true;
+      lp.candidate = found->candidate;
+      lp.cost = found->cost;
+      lp.evaluated = found->evaluated;
+      lp.pruned = found->pruned;
+      lp.search_ms = found->search_ms;
+      // Explore-space choices (other schedules, wider tiles) are studied, not executed: the
+      // descriptor keeps tiles only when the kernel can run them.
+      if (options.space == SearchSpace::kKernel) set_tiles(lp.desc, found->candidate.tile);
+    } else {
+      TESSERA_RETURN_IF_ERROR(plan_stream_layer(lp, b, options.dram));
+    }
+    plan.layers.push_back(std::move(lp));
+  }
+  return plan;
+}
+
+Result<ModelPlan> plan_with_choices(std::span<const abi::LayerDesc> layers, std::span<const std::string> names,
+                                    const BoardProfile& board, const PlanOptions& options,
+                                    std::span<const Candidate> choices) {
+  if (names.size() != layers.size() || choices.size() != layers.size()) {
+    return Status::invalid_argument("plan_with_choices: one name and one choice per layer");
+  }
+  ModelPlan plan;
+  plan.board = board;
+  plan.options = options;
+  const BoardProfile b = effective_board(board, options.space);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    LayerPlan lp = start_layer(layers[i], names[i], b);
+    lp.candidate = choices[i];
+    if (lp.desc.op == abi::kOpConv) {
+      const ConvGeometry g = conv_geometry(lp.desc);
+      if (!tile_allowed(lp.desc, g, b, choices[i].tile, options.space == SearchSpace::kKernel)) {
+        return Status::invalid_argument("layer '" + lp.name + "': the given tile does not fit board '" + b.name + "'");
+      }
+      lp.searched = true;
+      lp.cost = evaluate(g, b, lp.candidate, options.dram);
+      if (options.space == SearchSpace::kKernel) set_tiles(lp.desc, choices[i].tile);
+    } else {
+      TESSERA_RETURN_IF_ERROR(plan_stream_layer(lp, b, options.dram));
+    }
+    plan.layers.push_back(std::move(lp));
+  }
+  return plan;
+}
+
+ModelPlan rescore(const ModelPlan& plan, DramModel model) {
+  ModelPlan out = plan;
+  out.options.dram = model;
+  const BoardProfile b = effective_board(plan.board, plan.options.space);
+  for (LayerPlan& lp : out.layers) {
+    lp.cost = lp.searched ? evaluate(conv_geometry(lp.desc), b, lp.candidate, model) : evaluate_stream(lp.desc, b, model);
+  }
+  return out;
+}
+
+double ModelPlan::cycles() const {
+  double c = 0;
+  for (const LayerPlan& l : layers) c += l.cost.total_cycles;
+  return c;
+}
+
+uint64_t ModelPlan::ddr_bytes() const {
+  uint64_t v = 0;
+  for (const LayerPlan& l : layers) v += l.cost.ddr_bytes;
+  return v;
+}
+
+uint64_t ModelPlan::bursts() const {
+  uint64_t v = 0;
+  for (const LayerPlan& l : layers) v += l.cost.bursts;
+  return v;
+}
+
+uint64_t ModelPlan::macs() const {
+  uint64_t v = 0;
+  for (const LayerPlan& l : layers) v += l.searched ? l.cost.macs : 0;
+  return v;
+}
+
+double ModelPlan::energy_uj() const {
+  double v = 0;
+  for (const LayerPlan& l : layers) v += l.cost.energy_uj;
+  return v;
+}
+
+double ModelPlan::search_ms() const {
+  double v = 0;
+  for (const LayerPlan& l : layers) v += l.search_ms;
+  return v;
+}
+
+uint32_t ModelPlan::compute_units() const { return effective_board(board, options.space).compute_units; }
+
+double ModelPlan::seconds_per_image() const { return cycles() / (board.fabric_clock_mhz * 1e6); }
+
+double ModelPlan::images_per_second() const {
+  const double s = seconds_per_image();
+  return s > 0 ? 1.0 / s : 0;
+}
+
+double ModelPlan::gops() const {
+  const double s = seconds_per_image();
+  return s > 0 ? 2.0 * static_cast<double>(macs()) / s / 1e9 : 0;
+}
+
+double ModelPlan::peak_gops() const {
+  return 2.0 * static_cast<double>(board.macs_per_cycle()) * compute_units() * board.fabric_clock_mhz * 1e6 / 1e9;
+}
+
+double ModelPlan::watts() const {
+  const double s = seconds_per_image();
+  return s > 0 ? energy_uj() * 1e-6 / s : 0;
+}
+
+ProgramModel program_model(const ModelPlan& plan) {
+  ProgramModel m;
+  m.board = plan.board.name;
+  m.clock_mhz = plan.board.fabric_clock_mhz;
+  for (const LayerPlan& l : plan.layers) {
+    m.layers.push_back({static_cast<uint64_t>(std::ceil(l.cost.total_cycles)), l.cost.ddr_bytes, l.cost.energy_uj});
+  }
+  return m;
+}
+
+}  // namespace tessera::plan

@@ -1,0 +1,36 @@
+#include "accel/runtime/plan_model.h"
+
+#include "accel/graph/passes.h"
+#include "accel/import/onnx/onnx_importer.h"
+#include "accel/runtime/model_config.h"
+
+namespace tessera {
+
+Result<ModelPlanning> plan_model(const std::filesystem::path& model, const plan::BoardProfile& board,
+                                 const plan::PlanOptions& options, plan::PlanCache* cache) {
+  ModelPlanning out;
+  std::filesystem::path file = model;
+  out.model_name = model.stem().string();
+  if (std::filesystem::is_directory(model)) {
+    TESSERA_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model));
+    file = config.file;
+    out.model_name = config.name;
+  }
+  auto imported = import_onnx_file(file);
+  if (!imported) return Status(imported.status().code(), file.string() + ": " + imported.status().message());
+  Graph graph = std::move(imported).value();
+  fold_constant_identities(graph);
+  TESSERA_RETURN_IF_ERROR(fold_batch_norm(graph).status());
+  plan::CompileOptions compile{board, options, cache, out.model_name};
+  compile.plan.space = plan::SearchSpace::kKernel;
+  TESSERA_ASSIGN_OR_RETURN(out.compiled, plan::compile_model(graph, plan::unit_ranges(graph), compile));
+  out.fabric_summary = out.compiled.fabric_summary;
+  if (options.space == plan::SearchSpace::kExplore && out.compiled.has_fabric) {
+    TESSERA_ASSIGN_OR_RETURN(out.compiled.plan,
+                             plan::plan_layers_cached(out.compiled.program.layers, out.compiled.layer_names, board,
+                                                      options, out.model_name, cache, &out.compiled.plan_from_cache));
+  }
+  return out;
+}
+
+}  // namespace tessera

@@ -1,0 +1,286 @@
+// Whole-program plans (accel/plan/model_plan.h) and the plan cache (plan_cache.h): the kernel
+// search space, streamed pool/add costs, the burst/volume comparison, the modeled program the
+// emulator reports, and caching per (model, board) in memory and on disk.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "accel/plan/board_profile.h"
+#include "accel/plan/model_plan.h"
+#include "accel/plan/plan_cache.h"
+#include "kernels/kernel_abi.h"
+
+namespace tessera::plan {
+namespace {
+
+BoardProfile board(const char* name) {
+  auto b = load_board_profile(name);
+  EXPECT_TRUE(b.is_ok()) << b.status().to_string();
+  return b.is_ok() ? b.value() : BoardProfile{};
+}
+
+abi::LayerDesc pool_desc(uint32_t c, uint32_t h, uint32_t w) {
+  abi::LayerDesc d{};
+  d.op = abi::kOpPool;
+  d.in_c = d.out_c = d.in_channels_total = d.out_channels_total = c;
+  d.in_h = h;
+  d.in_w = w;
+  d.pool_kind = abi::kPoolMax;
+  d.pool_h = d.pool_w = 3;
+  d.pool_stride_h = d.pool_stride_w = 2;
+  d.out_h = (h - 3) / 2 + 1;
+  d.out_w = (w - 3) / 2 + 1;
+  d.act_lo = -128;
+  d.act_hi = 127;
+  return d;
+}
+
+// A ResNet-style stem and block: 7x7/2 conv, 3x3/2 max-pool, 1x1 / 3x3 / 1x1 bottleneck.
+struct Program {
+  std::vector<abi::LayerDesc> layers = {make_conv_desc(3, 224, 224, 64, 7, 2), pool_desc(64, 112, 112),
+                                        make_conv_desc(64, 55, 55, 64, 1, 1), make_conv_desc(64, 55, 55, 64, 3, 1),
+                                        make_conv_desc(64, 55, 55, 256, 1, 1)};
+  std::vector<std::string> names = {"conv1", "pool1", "conv2a", "conv2b", "conv2c"};
+};
+
+TEST(ModelPlan, KernelSpaceRunsOutputStationaryOnOneComputeUnitWithinTheKernelLimits) {
+  const Program p;
+  for (const std::string& name : board_names()) {
+    const BoardProfile b = board(name.c_str());
+    auto plan = plan_layers(p.layers, p.names, b);
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    EXPECT_EQ(plan->compute_units(), 1u) << name;
+    ASSERT_EQ(plan->layers.size(), p.layers.size());
+    for (const LayerPlan& l : plan->layers) {
+      EXPECT_TRUE(abi::layer_fits(l.desc)) << name << " " << l.name;
+      EXPECT_LE(l.cost.footprint_bytes, b.tile_budget_bytes()) << name << " " << l.name;
+      EXPECT_LE(l.ocm_use(), 1.0);
+      EXPECT_EQ(l.searched, l.desc.op == abi::kOpConv);
+      if (!l.searched) continue;
+      EXPECT_EQ(l.candidate.schedule, Schedule::kOutputStationary) << name << " " << l.name;
+      EXPECT_EQ(l.candidate.partition, PartitionKind::kKs);
+      EXPECT_EQ(l.desc.tile_m, l.candidate.tile.m);
+      EXPECT_EQ(l.desc.tile_n, l.candidate.tile.n);
+      EXPECT_EQ(l.desc.tile_r, l.candidate.tile.r);
+      EXPECT_EQ(l.desc.tile_c, l.candidate.tile.c);
+    }
+  }
+}
+
+TEST(ModelPlan, ExploreSpaceUsesTheProfilesComputeUnitsAndLeavesDescriptorsAlone) {
+  const Program p;
+  const BoardProfile f1 = board("aws-f1");
+  PlanOptions explore;
+  explore.space = SearchSpace::kExplore;
+  auto plan = plan_layers(p.layers, p.names, f1, explore);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  EXPECT_EQ(plan->compute_units(), f1.compute_units);
+  EXPECT_GT(f1.compute_units, 1u);
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    if (!plan->layers[i].searched) continue;
+    EXPECT_EQ(plan->layers[i].desc.tile_m, p.layers[i].tile_m) << "explore choices are studied, not applied";
+  }
+  // On a one-CU board the explore space contains the kernel's: it never does worse on the
+  // objective (energy).
+  const BoardProfile zcu102 = board("zcu102");
+  plan = plan_layers(p.layers, p.names, zcu102, explore);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  auto kernel = plan_layers(p.layers, p.names, zcu102);
+  ASSERT_TRUE(kernel.is_ok());
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    if (!plan->layers[i].searched) continue;
+    EXPECT_LE(plan->layers[i].cost.energy_uj, kernel->layers[i].cost.energy_uj * (1 + 1e-12)) << p.names[i];
+  }
+}
+
+TEST(ModelPlan, TotalsAreTheSumOfTheLayers) {
+  const Program p;
+  const BoardProfile b = board("zcu102");
+  auto plan = plan_layers(p.layers, p.names, b);
+  ASSERT_TRUE(plan.is_ok());
+  double cycles = 0, energy = 0;
+  uint64_t bytes = 0, macs = 0;
+  for (const LayerPlan& l : plan->layers) {
+    cycles += l.cost.total_cycles;
+    energy += l.cost.energy_uj;
+    bytes += l.cost.ddr_bytes;
+    if (l.searched) macs += l.cost.macs;
+  }
+  EXPECT_DOUBLE_EQ(plan->cycles(), cycles);
+  EXPECT_DOUBLE_EQ(plan->energy_uj(), energy);
+  EXPECT_EQ(plan->ddr_bytes(), bytes);
+  EXPECT_EQ(plan->macs(), macs);
+  EXPECT_EQ(macs, uint64_t{64} * 3 * 49 * 112 * 112 + uint64_t{64} * 64 * 55 * 55 + uint64_t{64} * 64 * 9 * 55 * 55 +
+                      uint64_t{256} * 64 * 55 * 55);
+  EXPECT_NEAR(plan->images_per_second(), b.fabric_clock_mhz * 1e6 / cycles, 1e-6);
+  EXPECT_NEAR(plan->watts(), energy * 1e-6 * plan->images_per_second(), 1e-9);
+  // Watts include the static power and stay below what the MAC array plus DDR could burn.
+  EXPECT_GT(plan->watts(), b.static_watts);
+  EXPECT_LE(plan->gops(), plan->peak_gops());
+  EXPECT_DOUBLE_EQ(plan->peak_gops(), 2.0 * 64 * 64 * 300e6 / 1e9);
+
+  const ProgramModel model = program_model(*plan);
+  EXPECT_EQ(model.board, "zcu102");
+  EXPECT_EQ(model.clock_mhz, 300);
+  ASSERT_EQ(model.layers.size(), p.layers.size());
+  EXPECT_NEAR(static_cast<double>(model.cycles(1)), cycles, static_cast<double>(p.layers.size()));
+  EXPECT_EQ(model.cycles(8), 8 * model.cycles(1));
+  EXPECT_NEAR(model.energy_uj(3), 3 * energy, 1e-6 * energy);
+}
+
+// A standalone max-pool as kernels/accel_pool.h runs it: per channel and output row, each of
+// the 3 window rows is one run over the strip's columns; nothing is kept on chip but the strip's
+// accumulators.
+TEST(ModelPlan, StreamedPoolReadsEachWindowRowOnce) {
+  const abi::LayerDesc d = pool_desc(64, 112, 112);
+  auto plan = plan_layers(std::vector<abi::LayerDesc>{d}, std::vector<std::string>{"pool"}, board("zcu102"));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const CostBreakdown& c = plan->layers[0].cost;
+  ASSERT_EQ(plan->layers[0].desc.tile_c, 55u);  // one strip covers the row
+  EXPECT_EQ(c.input_bytes, uint64_t{64} * 55 * 3 * 111);  // (55 - 1) x 2 + 3 = 111 columns
+  EXPECT_EQ(c.output_bytes, uint64_t{64} * 55 * 55);
+  EXPECT_EQ(c.dma_runs, uint64_t{64} * 55 * 4);
+  EXPECT_EQ(c.footprint_bytes, 55u * 4);
+  EXPECT_EQ(c.ddr_bytes, c.input_bytes + c.output_bytes);
+  EXPECT_TRUE(c.memory_bound);
+  const CostBreakdown volume = evaluate_stream(plan->layers[0].desc, board("zcu102"), DramModel::kVolume);
+  EXPECT_EQ(volume.ddr_bytes, c.ddr_bytes);
+  EXPECT_LT(volume.dram_cycles, c.dram_cycles) << "bursts, CAS and DMA starts only add time";
+}
+
+// TSO's comparison: tiles the volume-only model picks, timed by the burst model, are never
+// better than the burst model's own pick (same space, the pick minimises the objective).
+TEST(ModelPlan, BurstAwarePlanBeatsTheVolumePlanRescoredWithBursts) {
+  const Program p;
+  for (const std::string& name : board_names()) {
+    const BoardProfile b = board(name.c_str());
+    PlanOptions burst, volume;
+    burst.objective = volume.objective = Objective::kTime;
+    volume.dram = DramModel::kVolume;
+    auto a = plan_layers(p.layers, p.names, b, burst);
+    auto v = plan_layers(p.layers, p.names, b, volume);
+    ASSERT_TRUE(a.is_ok() && v.is_ok());
+    const ModelPlan rescored = rescore(*v, DramModel::kBurst);
+    EXPECT_EQ(rescored.options.dram, DramModel::kBurst);
+    for (size_t i = 0; i < p.layers.size(); ++i) {
+      EXPECT_EQ(rescored.layers[i].candidate.tile.m, v->layers[i].candidate.tile.m);
+      EXPECT_LE(a->layers[i].cost.total_cycles, rescored.layers[i].cost.total_cycles * (1 + 1e-12))
+          << name << " " << p.names[i];
+    }
+  }
+}
+
+TEST(ModelPlan, NaiveTilesNeverMoveLessThanTheBytesOptimum) {
+  const Program p;
+  for (const std::string& name : board_names()) {
+    PlanOptions optimal, naive;
+    optimal.objective = naive.objective = Objective::kDdrBytes;
+    naive.naive = true;
+    auto o = plan_layers(p.layers, p.names, board(name.c_str()), optimal);
+    auto n = plan_layers(p.layers, p.names, board(name.c_str()), naive);
+    ASSERT_TRUE(o.is_ok() && n.is_ok());
+    for (size_t i = 0; i < p.layers.size(); ++i) {
+      EXPECT_LE(o->layers[i].cost.ddr_bytes, n->layers[i].cost.ddr_bytes) << name << " " << p.names[i];
+    }
+  }
+}
+
+TEST(ModelPlan, ALayerNoTileFitsIsAnErrorNamingIt) {
+  Program p;
+  BoardProfile tiny = board("zcu102");
+  tiny.input_buffer_bytes = tiny.weight_buffer_bytes = tiny.output_buffer_bytes = 64;
+  auto plan = plan_layers(p.layers, p.names, tiny);
+  ASSERT_FALSE(plan.is_ok());
+  EXPECT_NE(plan.status().message().find("conv1"), std::string::npos) << plan.status().to_string();
+  EXPECT_FALSE(plan_layers(p.layers, std::vector<std::string>{"one"}, tiny).is_ok());
+}
+
+class PlanCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tessera_plan_cache_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+  Program p_;
+  BoardProfile b_ = board("zcu102");
+};
+
+TEST_F(PlanCacheTest, SecondPlanComesFromTheCacheWithTheSameChoices) {
+  PlanCache cache(dir_);
+  bool from_cache = true;
+  auto first = plan_layers_cached(p_.layers, p_.names, b_, {}, "resnet-stem", &cache, &from_cache);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_FALSE(from_cache);
+  EXPECT_TRUE(std::filesystem::exists(cache.file_for("resnet-stem", "zcu102")));
+  // A new cache on the same directory (a restarted daemon) finds the file.
+  PlanCache restarted(dir_);
+  auto second = plan_layers_cached(p_.layers, p_.names, b_, {}, "resnet-stem", &restarted, &from_cache);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_TRUE(from_cache);
+  EXPECT_EQ(restarted.hits(), 1u);
+  for (size_t i = 0; i < p_.layers.size(); ++i) {
+    const LayerPlan &a = first->layers[i], &b = second->layers[i];
+    EXPECT_EQ(a.candidate.tile.m, b.candidate.tile.m);
+    EXPECT_EQ(a.candidate.tile.n, b.candidate.tile.n);
+    EXPECT_EQ(a.candidate.tile.r, b.candidate.tile.r);
+    EXPECT_EQ(a.candidate.tile.c, b.candidate.tile.c);
+    EXPECT_EQ(0, std::memcmp(&a.desc, &b.desc, sizeof(a.desc)));
+    EXPECT_DOUBLE_EQ(a.cost.total_cycles, b.cost.total_cycles);
+    EXPECT_EQ(b.evaluated, 0u) << "a cache hit does not search";
+  }
+}
+
+TEST_F(PlanCacheTest, AnotherBoardOrOptionOrLayerIsAMiss) {
+  PlanCache cache(dir_);
+  bool from_cache = false;
+  ASSERT_TRUE(plan_layers_cached(p_.layers, p_.names, b_, {}, "m", &cache, &from_cache).is_ok());
+  BoardProfile faster = b_;
+  faster.ddr_gbps *= 2;  // same name, other numbers: the profile was edited
+  ASSERT_TRUE(plan_layers_cached(p_.layers, p_.names, faster, {}, "m", &cache, &from_cache).is_ok());
+  EXPECT_FALSE(from_cache);
+  PlanOptions bytes;
+  bytes.objective = Objective::kDdrBytes;
+  ASSERT_TRUE(plan_layers_cached(p_.layers, p_.names, b_, bytes, "m", &cache, &from_cache).is_ok());
+  EXPECT_FALSE(from_cache);
+  Program wider;
+  wider.layers[3] = make_conv_desc(64, 55, 55, 128, 3, 1);
+  EXPECT_NE(plan_key(wider.layers, b_, {}), plan_key(p_.layers, b_, {}));
+  EXPECT_EQ(plan_key(p_.layers, b_, {}), plan_key(p_.layers, b_, {}));
+}
+
+TEST_F(PlanCacheTest, ACorruptFileIsAMissAndIsRewritten) {
+  PlanCache cache(dir_);
+  ASSERT_TRUE(plan_layers_cached(p_.layers, p_.names, b_, {}, "m", &cache).is_ok());
+  const auto file = cache.file_for("m", "zcu102");
+  std::ofstream(file, std::ios::trunc) << "{ not json";
+  PlanCache fresh(dir_);
+  bool from_cache = true;
+  ASSERT_TRUE(plan_layers_cached(p_.layers, p_.names, b_, {}, "m", &fresh, &from_cache).is_ok());
+  EXPECT_FALSE(from_cache);
+  PlanCache again(dir_);
+  ASSERT_TRUE(plan_layers_cached(p_.layers, p_.names, b_, {}, "m", &again, &from_cache).is_ok());
+  EXPECT_TRUE(from_cache) << "the corrupt file was replaced";
+}
+
+TEST_F(PlanCacheTest, MemoryOnlyCacheWorksWithoutADirectory) {
+  PlanCache cache;
+  bool from_cache = true;
+  ASSERT_TRUE(plan_layers_cached(p_.layers, p_.names, b_, {}, "m", &cache, &from_cache).is_ok());
+  EXPECT_FALSE(from_cache);
+  ASSERT_TRUE(plan_layers_cached(p_.layers, p_.names, b_, {}, "m", &cache, &from_cache).is_ok());
+  EXPECT_TRUE(from_cache);
+  EXPECT_FALSE(std::filesystem::exists(dir_));
+}
+
+}  // namespace
+}  // namespace tessera::plan
