@@ -142,7 +142,9 @@ TEST(Compiler, DescriptorsFitTheFabricAndCarryTheActivation) {
   ASSERT_TRUE(ranges.is_ok()) << ranges.status().to_string();
   auto board = plan::load_board_profile("zcu102");
   ASSERT_TRUE(board.is_ok()) << board.status().to_string();
-  auto compiled = plan::compile_model(g, *ranges, {.board = *board});
+  plan::CompileOptions options;
+  options.board = *board;
+  auto compiled = plan::compile_model(g, *ranges, options);
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
   ASSERT_TRUE(compiled->has_fabric);
   const CompiledProgram& prog = compiled->program;
