@@ -34,13 +34,27 @@ struct EvalArgs {
   int batch = 64;
 };
 
+struct PlanArgs {
+  std::string model;              // a model folder (with model.toml) or an .onnx file
+  std::string board = "zcu102";   // a board profile's name, or "all"
+  bool json = false;
+  std::string compare;            // "", "naive" or "noburst"
+  std::string roofline;           // SVG file to write; "" for none
+  std::string space = "kernel";
+  std::string objective = "energy";
+  std::string plan_cache;         // "" = plan::default_plan_cache_dir()
+  bool no_plan_cache = false;
+};
+
 CLI::App* add_classify_command(CLI::App& app, ClassifyArgs& args);
 CLI::App* add_models_command(CLI::App& app, ModelsArgs& args);
 CLI::App* add_eval_command(CLI::App& app, EvalArgs& args);
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& args);
 
 // Exit codes: 0 when everything succeeded, 1 otherwise.
 int run_classify(const ClassifyArgs& args);
 int run_models(const ModelsArgs& args);
 int run_eval(const EvalArgs& args);
+int run_plan(const PlanArgs& args);
 
 }  // namespace tessera::client
