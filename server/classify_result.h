@@ -28,7 +28,10 @@ struct ScoredClass {
 
 struct ClassifyResult {
   std::vector<ScoredClass> classes;  // highest score first
+  std::vector<float> probabilities;  // every class, in index order (KServe returns them all)
   Timing timing;
+  uint32_t batch_size = 1;           // images in the batch this one ran in
+  double energy_uj = 0;              // modeled fabric energy per image (0 when unknown)
 };
 
 // Top-k used when the caller asks for 0.

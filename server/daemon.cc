@@ -12,14 +12,13 @@
 #include "server/http_server.h"
 #include "server/inference_queue.h"
 #include "server/model_repository.h"
+#include "accel/plan/plan_cache.h"
 
 namespace tessera {
 namespace {
 
 // Room for the rest of a ClassifyRequest beyond the image bytes.
 constexpr int64_t kGrpcHeadroomBytes = 64 << 10;
-// Requests being served get this long to finish at shutdown.
-constexpr std::chrono::seconds kShutdownGrace{5};
 // Then gRPC gets this long to flush the last answers before it cuts the connections (idle
 // clients would otherwise hold its shutdown for the whole grace period).
 constexpr std::chrono::milliseconds kFlushGrace{250};
@@ -32,20 +31,22 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   std::unique_ptr<Daemon> d(new Daemon(options));
   EngineOptions engine_options;
   TESSERA_ASSIGN_OR_RETURN(engine_options.precision, parse_precision(options.precision));
-  engine_options.max_batch = options.max_batch;
-  if (engine_options.precision == Precision::kInt8) {
-    std::string note;
-    TESSERA_ASSIGN_OR_RETURN(engine_options.device, open_device(options.device, &note));
-    if (!note.empty()) spdlog::info("{}", note);
-    const DeviceInfo info = engine_options.device->info();
-    spdlog::info("device {}: {} (board {}; {})", info.kind, info.name, info.board, info.detail);
-  }
-  TESSERA_ASSIGN_OR_RETURN(d->models_, ModelRepository::load(options.models_dir, engine_options));
+  TESSERA_ASSIGN_OR_RETURN(engine_options.plan.objective, plan::parse_objective(options.objective));
+  engine_options.plan_cache = std::make_shared<plan::PlanCache>(options.plan_cache);
+  // Opened whatever --precision says: a model.toml may ask for int8 on its own.
+  std::string note;
+  TESSERA_ASSIGN_OR_RETURN(engine_options.device, open_device(options.device, &note));
+  if (!note.empty()) spdlog::info("{}", note);
+  const DeviceInfo info = engine_options.device->info();
+  spdlog::info("device {}: {} (board {}; {})", info.kind, info.name, info.board, info.detail);
+  spdlog::info("tile plans: objective {}, cache {}", options.objective,
+               options.plan_cache.empty() ? std::string("in memory") : options.plan_cache.string());
+  TESSERA_ASSIGN_OR_RETURN(d->models_, ModelRepository::load(options.models_dir, engine_options, options.batching));
 
   InferenceQueueOptions queue_options;
-  queue_options.capacity = options.max_queue;
   queue_options.workers = options.workers;
   queue_options.decode_limits.max_bytes = options.max_image_bytes;
+  queue_options.decode_limits.max_pixels = options.max_image_pixels;
   d->queue_ = std::make_unique<InferenceQueue>(queue_options);
 
   d->classifier_ = std::make_unique<ClassifierService>(*d->models_, *d->queue_, options.max_image_bytes);
@@ -86,10 +87,12 @@ void Daemon::stop() {
   if (classifier_) classifier_->in_flight().start_draining();
   if (routes_) routes_->in_flight().start_draining();
   const bool http_busy = routes_ && routes_->in_flight().running() > 0;
-  const auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+  const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(options_.drain_timeout_s));
+  const auto deadline = std::chrono::steady_clock::now() + drain;
   const bool idle = (!classifier_ || classifier_->in_flight().wait_until_idle(deadline)) &&
                     (!routes_ || routes_->in_flight().wait_until_idle(deadline));
-  if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", kShutdownGrace.count());
+  if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
   if (grpc_) grpc_->shutdown(kFlushGrace);
   if (queue_) queue_->stop();  // answers what is still queued
   // HTTP answers are written on the io threads: give the last ones time to go out.

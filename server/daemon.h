@@ -9,6 +9,7 @@
 
 #include "accel/common/status.h"
 #include "accel/device/device_registry.h"
+#include "server/model_repository.h"
 
 namespace tessera {
 
@@ -19,19 +20,24 @@ class InferenceQueue;
 class ModelRepository;
 class ClassifierService;
 
+// Every setting of the daemon (daemon_flags.h lists them as flags and config keys).
 struct DaemonOptions {
   std::filesystem::path models_dir = "models";
   std::string listen = "127.0.0.1";
   int grpc_port = 50051;  // 0 picks a free port
   int http_port = 8080;   // 0 picks a free port
   int64_t max_image_bytes = 16 << 20;
+  int64_t max_image_pixels = 40'000'000;
   std::filesystem::path web_root = "web";
-  int workers = 2;         // inference threads
-  size_t max_queue = 64;   // waiting jobs before RESOURCE_EXHAUSTED
+  int workers = 2;         // batches in flight at once
   int http_threads = 2;
   std::string precision = "int8";   // int8 (fabric + host pipeline) or fp32 (host only)
   DeviceOptions device;             // --device auto|emu|xrt, --xclbin, --board
-  uint32_t max_batch = 8;           // images per device run
+  BatchPolicy batching;             // defaults for models whose model.toml has no [batching]
+  std::string objective = "energy"; // what the tile planner minimises: time, bytes or energy
+  std::filesystem::path plan_cache; // where plans are cached; empty: memory only
+  double drain_timeout_s = 10;      // SIGTERM: how long queued and running requests get
+  std::string log_format = "text";  // text | json
 };
 
 class Daemon {

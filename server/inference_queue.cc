@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -10,24 +11,6 @@
 #include "server/request_log.h"
 
 namespace tessera {
-namespace {
-
-// Logs the outcome and calls the job back; a throwing callback is logged, not propagated.
-void answer(InferenceJob& job, Result<ClassifyResult> result) {
-  const std::string& model = job.model ? job.model->name() : std::string();
-  if (result) {
-    log_request_done(job.via, job.request_id, model, job.image.size(), *result);
-  } else {
-    log_request_failed(job.via, job.request_id, model, job.image.size(), result.status());
-  }
-  try {
-    job.done(std::move(result));
-  } catch (const std::exception& e) {
-    spdlog::error("{} {}: completion callback threw: {}", job.via, job.request_id, e.what());
-  }
-}
-
-}  // namespace
 
 InferenceQueue::InferenceQueue(InferenceQueueOptions options) : options_(std::move(options)) {
   const int n = options_.workers > 0 ? options_.workers : 1;
@@ -37,24 +20,65 @@ InferenceQueue::InferenceQueue(InferenceQueueOptions options) : options_(std::mo
 
 InferenceQueue::~InferenceQueue() { stop(); }
 
-void InferenceQueue::submit(InferenceJob job) {
+// Logs the outcome, tells the observer and calls the job back; a throwing callback is logged,
+// not propagated.
+void InferenceQueue::answer(InferenceJob& job, Result<ClassifyResult> result) {
+  const std::string& model = job.model ? job.model->name() : std::string();
+  if (result) {
+    log_request_done(job.via, job.request_id, model, job.image.size(), *result);
+  } else {
+    log_request_failed(job.via, job.request_id, model, job.image.size(), result.status());
+  }
+  if (options_.observer) options_.observer->on_answer(job, result);
+  try {
+    job.done(std::move(result));
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}: completion callback threw: {}", job.via, job.request_id, e.what());
+  }
+}
+
+uint64_t InferenceQueue::submit(InferenceJob job) {
   Status refused;
+  uint64_t ticket = 0;
   {
     std::lock_guard lock(mu_);
+    Queue& queue = queues_[job.model];
+    const size_t capacity = job.model ? job.model->batching.max_queue : 1;
     if (stopping_) {
       refused = Status::unavailable("the server is shutting down");
-    } else if (jobs_.size() >= options_.capacity) {
-      refused = Status::resource_exhausted("the inference queue is full (" +
-                                           std::to_string(options_.capacity) + " jobs); retry later");
+    } else if (queue.size() >= capacity) {
+      refused = Status::resource_exhausted("the queue of model '" + job.model->name() + "' is full (" +
+                                           std::to_string(capacity) + " requests); retry later");
     } else {
-      jobs_.push_back({std::move(job), SteadyClock::now()});
+      ticket = next_ticket_++;
+      queue.push_back({std::move(job), ticket, SteadyClock::now()});
     }
   }
   if (!refused.is_ok()) {
     answer(job, std::move(refused));
-    return;
+    return 0;
   }
   cv_.notify_one();
+  return ticket;
+}
+
+bool InferenceQueue::cancel(uint64_t ticket) {
+  QueuedJob taken;
+  {
+    std::lock_guard lock(mu_);
+    bool found = false;
+    for (auto& [model, queue] : queues_) {
+      auto it = std::find_if(queue.begin(), queue.end(), [&](const QueuedJob& q) { return q.ticket == ticket; });
+      if (it == queue.end()) continue;
+      taken = std::move(*it);
+      queue.erase(it);
+      found = true;
+      break;
+    }
+    if (!found) return false;
+  }
+  answer(taken.job, Status::cancelled("the caller cancelled the request"));
+  return true;
 }
 
 void InferenceQueue::stop() {
@@ -70,25 +94,82 @@ void InferenceQueue::stop() {
 
 size_t InferenceQueue::depth() const {
   std::lock_guard lock(mu_);
-  return jobs_.size();
+  size_t n = 0;
+  for (const auto& [model, queue] : queues_) n += queue.size();
+  return n;
+}
+
+size_t InferenceQueue::depth(const ServedModel* model) const {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(model);
+  return it == queues_.end() ? 0 : it->second.size();
 }
 
 void InferenceQueue::worker_loop() {
   for (;;) {
-    std::vector<QueuedJob> batch = take_batch();
-    if (batch.empty()) return;
+    std::vector<std::pair<QueuedJob, Status>> dropped;
+    std::vector<QueuedJob> batch = take_batch(dropped);
+    for (auto& [queued, why] : dropped) answer(queued.job, std::move(why));
+    if (batch.empty()) {
+      if (dropped.empty()) return;  // stopped and drained
+      continue;
+    }
+    if (options_.observer) options_.observer->on_batch(*batch.front().job.model, batch.size());
     run_batch(std::move(batch));
   }
 }
 
-std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch() {
+std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(
+    std::vector<std::pair<QueuedJob, Status>>& dropped) {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-  std::vector<QueuedJob> batch;
-  if (jobs_.empty()) return batch;  // stopping and drained
-  batch.push_back(std::move(jobs_.front()));
-  jobs_.pop_front();
-  return batch;
+  for (;;) {
+    const auto now = SteadyClock::now();
+    // Expired and cancelled jobs leave every queue first: they never wait for a batch.
+    for (auto& [model, queue] : queues_) {
+      for (auto it = queue.begin(); it != queue.end();) {
+        if (now >= it->job.deadline) {
+          dropped.emplace_back(std::move(*it), Status::deadline_exceeded("the deadline passed while the request was queued"));
+        } else if (it->job.cancelled && it->job.cancelled()) {
+          dropped.emplace_back(std::move(*it), Status::cancelled("the caller cancelled the request"));
+        } else {
+          ++it;
+          continue;
+        }
+        it = queue.erase(it);
+      }
+    }
+    if (!dropped.empty()) return {};  // answer them outside the lock, then come back
+    // The ready queue whose oldest job waited longest; else when the next one becomes ready.
+    Queue* ready = nullptr;
+    auto wake = SteadyClock::time_point::max();
+    for (auto& [model, queue] : queues_) {
+      if (queue.empty()) continue;
+      const BatchPolicy& policy = model->batching;
+      const auto due = queue.front().enqueued + std::chrono::microseconds(policy.max_queue_delay_us);
+      if (stopping_ || queue.size() >= policy.max_batch || now >= due) {
+        if (!ready || queue.front().enqueued < ready->front().enqueued) ready = &queue;
+      } else {
+        wake = std::min({wake, due, queue.front().job.deadline});
+      }
+    }
+    if (ready) {
+      const size_t n = std::min<size_t>(ready->size(), ready->front().job.model->batching.max_batch);
+      std::vector<QueuedJob> batch;
+      batch.reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(ready->front()));
+        ready->pop_front();
+      }
+      if (!ready->empty()) cv_.notify_one();  // more work for another worker
+      return batch;
+    }
+    if (stopping_) return {};  // every queue is empty
+    if (wake == SteadyClock::time_point::max()) {
+      cv_.wait(lock);
+    } else {
+      cv_.wait_until(lock, wake);
+    }
+  }
 }
 
 void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
@@ -97,6 +178,8 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
   const PreprocessConfig& input = model.config().input;
   const size_t slot = static_cast<size_t>(input.channels) * static_cast<size_t>(input.height) *
                       static_cast<size_t>(input.width);
+  spdlog::debug("batch model={} size={} oldest_wait_us={}", model.name(), batch.size(),
+                micros_between(batch.front().enqueued, picked));
 
   // Decode + preprocess each job into the next free slot; failed jobs are answered here.
   Tensor tensor({static_cast<int64_t>(batch.size()), input.channels, input.height, input.width});
@@ -107,19 +190,10 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
     Timing timing;
     timing.queue_us = micros_between(queued.enqueued, picked);
     const auto start = SteadyClock::now();
-    if (start >= job.deadline) {
-      answer(job, Status::deadline_exceeded("the deadline passed while the request was queued"));
-      continue;
-    }
-    if (job.cancelled && job.cancelled()) {
-      answer(job, Status::cancelled("the caller cancelled the request"));
-      continue;
-    }
     Status status;
     try {
       auto image = decode_image(job.image, input.channels, options_.decode_limits);
-      status = image ? preprocess_into(*image, input, tensor.ptr() + running.size() * slot)
-                     : image.status();
+      status = image ? preprocess_into(*image, input, tensor.ptr() + running.size() * slot) : image.status();
     } catch (const std::exception& e) {
       status = Status::internal(std::string("decode: ") + e.what());
     }
@@ -158,12 +232,16 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
     }
     ClassifyResult result;
     result.classes = top_k_classes(inference->scores[i], job.top_k, model.config().labels);
+    result.probabilities = inference->scores[i];
+    result.batch_size = static_cast<uint32_t>(running.size());
     result.timing = timings[i];
     result.timing.inference_us = micros_between(run_start, run_end);
     result.timing.fabric_us = inference->fabric_us;
     result.timing.host_us = inference->host_us;
     result.timing.modeled_fabric_us = inference->modeled_fabric_us;
     result.timing.total_us = micros_between(job.received, SteadyClock::now());
+    // The batch's modeled fabric energy, shared evenly by its images.
+    result.energy_uj = inference->modeled_fabric_uj / static_cast<double>(running.size());
     answer(job, std::move(result));
   }
 }

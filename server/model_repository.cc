@@ -12,17 +12,30 @@ namespace fs = std::filesystem;
 namespace {
 
 // Loads one model folder; errors say which folder.
-Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir, const EngineOptions& engine_options) {
+Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir, EngineOptions engine_options,
+                                                BatchPolicy batching) {
   auto fail = [&](const Status& why) {
     return Status(why.code(), "model folder " + dir.string() + ": " + why.message());
   };
   try {
     auto config = load_model_config(dir);
     if (!config) return fail(config.status());
+    const BatchingConfig& b = config->batching;
+    batching.max_batch = b.max_batch.value_or(batching.max_batch);
+    batching.max_queue_delay_us = b.max_queue_delay_us.value_or(batching.max_queue_delay_us);
+    batching.max_queue = b.max_queue.value_or(batching.max_queue);
+    engine_options.max_batch = batching.max_batch;
+    if (!config->precision.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(engine_options.precision, parse_precision(config->precision));
+      if (engine_options.precision == Precision::kInt8 && !engine_options.device) {
+        return fail(Status::invalid_argument("precision \"int8\" needs a device"));
+      }
+    }
     auto engine = Engine::load(*config, engine_options);
     if (!engine) return fail(engine.status());
     auto model = std::make_unique<ServedModel>();
     model->engine = std::move(engine).value();
+    model->batching = batching;
     model->precision = precision_name(engine_options.precision);
     model->device = engine_options.precision == Precision::kInt8 ? engine_options.device->info().kind : "host";
     return model;
@@ -34,7 +47,8 @@ Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir, const Engin
 }  // namespace
 
 Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& root,
-                                                               const EngineOptions& engine_options) {
+                                                               const EngineOptions& engine_options,
+                                                               const BatchPolicy& batching) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
     return Status::not_found("models directory " + root.string() + " does not exist");
@@ -52,15 +66,17 @@ Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& r
   std::vector<std::unique_ptr<ServedModel>> models;
   std::set<std::string> names;
   for (const auto& dir : dirs) {
-    auto model = load_model(dir, engine_options);
+    auto model = load_model(dir, engine_options, batching);
     if (!model) return model.status();
     const std::string& name = (*model)->name();
     if (!names.insert(name).second) {
       return Status::invalid_argument("model folder " + dir.string() + ": another folder already serves a model named '" + name + "'");
     }
-    spdlog::info("loaded model '{}' from {} ({} classes, input {}x{}x{}); {}", name, dir.string(),
-                 (*model)->num_classes(), (*model)->config().input.channels,
-                 (*model)->config().input.height, (*model)->config().input.width, (*model)->engine->summary());
+    const BatchPolicy& b = (*model)->batching;
+    spdlog::info("loaded model '{}' from {} ({} classes, input {}x{}x{}; batch <= {}, queue delay {} us, queue {}); {}",
+                 name, dir.string(), (*model)->num_classes(), (*model)->config().input.channels,
+                 (*model)->config().input.height, (*model)->config().input.width, b.max_batch, b.max_queue_delay_us,
+                 b.max_queue, (*model)->engine->summary());
     models.push_back(std::move(model).value());
   }
   return std::make_unique<ModelRepository>(std::move(models));

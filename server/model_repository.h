@@ -1,6 +1,7 @@
 // The models tesserad serves: every subfolder of --models that holds a model.toml.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -12,9 +13,17 @@
 
 namespace tessera {
 
+// How a model's requests are batched (model.toml [batching] over the daemon's defaults).
+struct BatchPolicy {
+  uint32_t max_batch = 8;             // images per batch (and per device run)
+  uint32_t max_queue_delay_us = 2000; // how long a batch's first request waits for company
+  uint32_t max_queue = 256;           // waiting requests; one more is refused at once
+};
+
 // One loaded model and what clients are told about it.
 struct ServedModel {
   std::unique_ptr<Engine> engine;
+  BatchPolicy batching;
   std::string precision;  // "int8" | "fp32"
   std::string device;     // "emu" | "xrt" | "host" (fp32)
 
@@ -28,9 +37,11 @@ class ModelRepository {
   // Loads the subfolders of `root` that hold a model.toml, in name order; the first is the
   // default. A folder that fails to load, two models with one name, or no model at all is an
   // error naming the folder and why.
-  // Every model gets `engine_options` (precision, device, max batch).
+  // Every model gets `engine_options` (precision, device, plan) and `batching`, except where its
+  // model.toml says otherwise (precision, [batching]); the engine's max_batch is the model's.
   static Result<std::unique_ptr<ModelRepository>> load(const std::filesystem::path& root,
-                                                       const EngineOptions& engine_options = {});
+                                                       const EngineOptions& engine_options = {},
+                                                       const BatchPolicy& batching = {});
 
   // From models loaded elsewhere (tests); the first is the default.
   explicit ModelRepository(std::vector<std::unique_ptr<ServedModel>> models);

@@ -5,9 +5,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "accel/common/status.h"
 #include "accel/device/program.h"
@@ -20,6 +23,16 @@ struct DeviceInfo {
   std::string board;        // board profile the timing model uses, e.g. "zcu102"
   std::string detail;       // xclbin path, XRT version, ... for logs and ServerMetadata
   double clock_mhz = 0;     // fabric clock that last_run_cycles() counts in (0: unknown)
+};
+
+// One reading of a device's own power and temperature sensors (Device::sample_sensors()). Each
+// field is absent when the device does not report it.
+struct DeviceSensors {
+  std::optional<double> power_watts;            // board input power
+  std::optional<double> temperature_c;          // the hottest of `temperatures_c`
+  std::map<std::string, double> rails_watts;    // per power rail, e.g. "12v_pex" -> 18.2
+  std::map<std::string, double> temperatures_c; // per sensor, e.g. "fpga0" -> 61
+  std::vector<std::string> notes;               // sensors that could not be read, and why
 };
 
 // A program resident on a device (weights uploaded once), runnable on batches up to max_batch.
@@ -46,6 +59,13 @@ class Device {
   virtual DeviceInfo info() const = 0;
   // Validates every descriptor (abi::layer_fits) and makes the weights resident.
   virtual Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) = 0;
+
+  // The device's power and temperature sensors now. UNIMPLEMENTED "unsupported: ..." when the
+  // device has none (the default; the emulator's power comes from the board's power model),
+  // UNAVAILABLE when reading them failed this time. Thread-safe; never throws.
+  virtual Result<DeviceSensors> sample_sensors() const {
+    return Status::unimplemented("unsupported: " + info().kind + " device reports no power or temperature sensors");
+  }
 };
 
 }  // namespace tessera

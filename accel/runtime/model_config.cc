@@ -119,6 +119,35 @@ Result<QuantConfig> quant_config(const toml::table& root, const std::filesystem:
   return q;
 }
 
+Result<std::optional<uint32_t>> optional_count(const toml::table& table, const std::filesystem::path& file,
+                                               const std::string& key, int64_t lo, int64_t hi) {
+  const auto* node = table.get(key);
+  if (!node) return std::optional<uint32_t>();
+  auto value = node->value_exact<int64_t>();
+  if (!value || *value < lo || *value > hi) {
+    return config_error(file, "batching." + key, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  return std::optional<uint32_t>(static_cast<uint32_t>(*value));
+}
+
+Result<BatchingConfig> batching_config(const toml::table& root, const std::filesystem::path& file) {
+  BatchingConfig b;
+  const auto* node = root.get("batching");
+  if (!node) return b;
+  const auto* table = node->as_table();
+  if (!table) return config_error(file, "batching", "must be a table");
+  for (const auto& [key, value] : *table) {
+    const std::string_view k = key.str();
+    if (k != "max_batch" && k != "max_queue_delay_us" && k != "max_queue") {
+      return config_error(file, "batching." + std::string(k), "is not a batching setting (max_batch, max_queue_delay_us, max_queue)");
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(b.max_batch, optional_count(*table, file, "max_batch", 1, 256));
+  TESSERA_ASSIGN_OR_RETURN(b.max_queue_delay_us, optional_count(*table, file, "max_queue_delay_us", 0, 10'000'000));
+  TESSERA_ASSIGN_OR_RETURN(b.max_queue, optional_count(*table, file, "max_queue", 1, 1 << 20));
+  return b;
+}
+
 Result<std::vector<std::string>> read_labels(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return Status::not_found("cannot open labels file " + path.string());
@@ -151,6 +180,12 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   TESSERA_ASSIGN_OR_RETURN(std::string labels_file, required_string(root, file, "labels"));
   TESSERA_ASSIGN_OR_RETURN(config.labels, read_labels(config.dir / labels_file));
   TESSERA_ASSIGN_OR_RETURN(config.quantization, quant_config(root, file, config.dir));
+  if (const auto* node = root.get("precision")) {
+    auto value = node->value<std::string>();
+    if (!value || (*value != "int8" && *value != "fp32")) return config_error(file, "precision", "must be \"int8\" or \"fp32\"");
+    config.precision = *value;
+  }
+  TESSERA_ASSIGN_OR_RETURN(config.batching, batching_config(root, file));
   return config;
 }
 

@@ -1,7 +1,9 @@
 // A model's folder in the repository: model.toml (name, file, format, labels, [input]).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,13 @@ struct QuantConfig {
   int max_images = 200;
 };
 
+// How the daemon batches this model's requests; unset fields take the daemon's defaults.
+struct BatchingConfig {
+  std::optional<uint32_t> max_batch;           // images per batch (and per device run)
+  std::optional<uint32_t> max_queue_delay_us;  // how long the first request waits for company
+  std::optional<uint32_t> max_queue;           // waiting requests before RESOURCE_EXHAUSTED
+};
+
 struct ModelConfig {
   std::string name;
   std::filesystem::path dir;
@@ -26,6 +35,8 @@ struct ModelConfig {
   PreprocessConfig input;
   std::vector<std::string> labels; // from the labels file, one per class
   QuantConfig quantization;
+  std::string precision;           // "int8" | "fp32"; empty: the daemon's --precision
+  BatchingConfig batching;
 };
 
 // Parses DIR/model.toml; the error names the file and the offending key.

@@ -1,11 +1,14 @@
-// The inference queue in-process with the bundled model: refusals are immediate, every job is
-// answered exactly once.
+// The dynamic batcher in-process with the bundled model (fp32 engine): batches close at
+// max_batch or after max_queue_delay, refusals are immediate, expired and cancelled jobs leave
+// the queue before the model, every job is answered exactly once.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <future>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "server/inference_queue.h"
 #include "server/model_repository.h"
@@ -18,12 +21,42 @@ namespace {
 class InferenceQueueTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto repo = ModelRepository::load(bundled_models_dir());
-    ASSERT_TRUE(repo.is_ok()) << repo.status().to_string();
-    models_ = std::move(repo).value();
+    use_policy({});
     const auto images = load_fmnist_images();
     ASSERT_FALSE(images.empty());
     image_ = read_binary(images[0].png);
+  }
+
+  // The bundled model (fp32) under a given batching policy.
+  void use_policy(BatchPolicy policy) {
+    auto config = load_model_config(bundled_models_dir() / "fashion-mnist");
+    ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+    auto engine = Engine::load(*config);
+    ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+    auto model = std::make_unique<ServedModel>();
+    model->engine = std::move(engine).value();
+    model->batching = policy;
+    model->precision = "fp32";
+    model->device = "host";
+    std::vector<std::unique_ptr<ServedModel>> models;
+    models.push_back(std::move(model));
+    models_ = std::make_unique<ModelRepository>(std::move(models));
+  }
+
+  // Submits a job whose result lands in the returned future.
+  std::future<Result<ClassifyResult>> submit(InferenceQueue& queue, uint64_t* ticket = nullptr,
+                                             SteadyClock::time_point deadline = SteadyClock::time_point::max()) {
+    auto promise = std::make_shared<std::promise<Result<ClassifyResult>>>();
+    InferenceJob j = job([promise](Result<ClassifyResult> r) { promise->set_value(std::move(r)); });
+    j.deadline = deadline;
+    const uint64_t t = queue.submit(std::move(j));
+    if (ticket) *ticket = t;
+    return promise->get_future();
+  }
+
+  static Result<ClassifyResult> wait(std::future<Result<ClassifyResult>>& f) {
+    if (f.wait_for(std::chrono::seconds(30)) != std::future_status::ready) return Status::internal("no answer in 30 s");
+    return f.get();
   }
 
   InferenceJob job(InferenceCallback done) {
@@ -52,8 +85,8 @@ TEST_F(InferenceQueueTest, ClassifiesAndReportsTiming) {
 }
 
 TEST_F(InferenceQueueTest, FullQueueRefusesAtOnce) {
+  use_policy({.max_batch = 1, .max_queue_delay_us = 0, .max_queue = 1});
   InferenceQueueOptions options;
-  options.capacity = 1;
   options.workers = 1;
   InferenceQueue queue(options);
 
@@ -121,6 +154,92 @@ TEST_F(InferenceQueueTest, BadImageIsInvalidArgument) {
   const Status status = future.get();
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(status.message().empty());
+}
+
+// A batch closes as soon as max_batch jobs wait, however long the delay would allow.
+TEST_F(InferenceQueueTest, FullBatchClosesAtMaxBatch) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
+  InferenceQueue queue({});
+  std::vector<std::future<Result<ClassifyResult>>> futures;
+  for (int i = 0; i < 8; ++i) futures.push_back(submit(queue));
+  for (auto& f : futures) {
+    auto r = wait(f);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->batch_size, 8u);
+    EXPECT_EQ(r->probabilities.size(), 10u);
+  }
+}
+
+// Fewer jobs than max_batch wait for the delay, then go together.
+TEST_F(InferenceQueueTest, PartialBatchClosesAfterTheQueueDelay) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 300'000, .max_queue = 64});
+  InferenceQueue queue({});
+  std::vector<std::future<Result<ClassifyResult>>> futures;
+  for (int i = 0; i < 3; ++i) futures.push_back(submit(queue));
+  for (auto& f : futures) {
+    auto r = wait(f);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->batch_size, 3u);
+    EXPECT_GE(r->timing.queue_us, 250'000u) << "the first job waited for company";
+  }
+}
+
+TEST_F(InferenceQueueTest, CancelTakesAQueuedJobOutAtOnce) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
+  InferenceQueue queue({});
+  uint64_t ticket = 0;
+  auto f = submit(queue, &ticket);
+  ASSERT_NE(ticket, 0u);
+  EXPECT_EQ(queue.depth(), 1u);
+  EXPECT_TRUE(queue.cancel(ticket));
+  auto r = wait(f);
+  EXPECT_EQ(r.status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(queue.depth(), 0u);
+  EXPECT_FALSE(queue.cancel(ticket)) << "answered once only";
+}
+
+// A job whose caller went away is dropped when the batch forms, not run.
+TEST_F(InferenceQueueTest, CancelledCallerIsDroppedBeforeTheModel) {
+  use_policy({.max_batch = 2, .max_queue_delay_us = 30'000'000, .max_queue = 64});
+  InferenceQueue queue({});
+  std::atomic<bool> gone{false};
+  auto promise = std::make_shared<std::promise<Result<ClassifyResult>>>();
+  InferenceJob j = job([promise](Result<ClassifyResult> r) { promise->set_value(std::move(r)); });
+  j.cancelled = [&gone] { return gone.load(); };
+  queue.submit(std::move(j));
+  gone = true;
+  auto second = submit(queue);  // wakes the batcher
+  auto first = promise->get_future();
+  EXPECT_EQ(wait(first).status().code(), StatusCode::kCancelled);
+  queue.stop();  // the second job is answered by the drain
+  auto r = wait(second);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->batch_size, 1u);
+}
+
+// A deadline shorter than the queue delay is answered at the deadline, not at the delay.
+TEST_F(InferenceQueueTest, DeadlineWhileWaitingForABatchIsAnsweredAtTheDeadline) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
+  InferenceQueue queue({});
+  const auto start = SteadyClock::now();
+  auto f = submit(queue, nullptr, start + std::chrono::milliseconds(200));
+  auto r = wait(f);
+  EXPECT_EQ(r.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_LT(SteadyClock::now() - start, std::chrono::seconds(20));
+}
+
+// stop() answers every queued job without waiting for the delay.
+TEST_F(InferenceQueueTest, StopDrainsEveryQueuedJob) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
+  InferenceQueue queue({});
+  std::vector<std::future<Result<ClassifyResult>>> futures;
+  for (int i = 0; i < 5; ++i) futures.push_back(submit(queue));
+  queue.stop();
+  for (auto& f : futures) {
+    ASSERT_EQ(f.wait_for(std::chrono::seconds(0)), std::future_status::ready) << "stop() returned before answering";
+    auto r = f.get();
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "accel/device/xrt/xrt_env.h"
 #include "accel/device/xrt/xrt_handles.h"
 #include "accel/device/xrt/xrt_program.h"
+#include "accel/device/xrt/xrt_sensors.h"
 
 namespace tessera {
 namespace {
@@ -103,6 +104,10 @@ DeviceInfo XrtDevice::info() const { return info_; }
 
 Result<std::unique_ptr<DeviceProgram>> XrtDevice::load(const CompiledProgram& program, uint32_t max_batch) {
   return XrtProgram::create(*handles_, program, max_batch);
+}
+
+Result<DeviceSensors> XrtDevice::sample_sensors() const {
+  return merge_xrt_sensors(electrical_json(), thermal_json());
 }
 
 Result<std::string> XrtDevice::electrical_json() const {

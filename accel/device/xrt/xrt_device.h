@@ -37,6 +37,8 @@ class XrtDevice : public Device {
   ~XrtDevice() override;
   DeviceInfo info() const override;
   Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) override;
+  // Board power, rails and temperatures from electrical_json() and thermal_json() (xrt_sensors.h).
+  Result<DeviceSensors> sample_sensors() const override;
 
   // Raw sensor reports of the card as XRT's JSON text (xrt::info::device::electrical / thermal);
   // UNAVAILABLE where the platform has none (edge boards: use hwmon instead).

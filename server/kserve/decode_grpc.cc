@@ -1,0 +1,171 @@
+#include "server/kserve/decode_grpc.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/kserve/base64.h"
+#include "server/kserve/raw_contents.h"
+
+namespace tessera::kserve {
+namespace {
+
+using inference::InferParameter;
+using inference::InferTensorContents;
+using inference::ModelInferRequest;
+
+constexpr std::string_view kContentsField = "inputs[0].contents";
+constexpr std::string_view kRawField = "raw_input_contents[0]";
+
+size_t typed_elements(const InferTensorContents& c) {
+  return static_cast<size_t>(c.bool_contents_size() + c.int_contents_size() + c.int64_contents_size() +
+                             c.uint_contents_size() + c.uint64_contents_size() + c.fp32_contents_size() +
+                             c.fp64_contents_size() + c.bytes_contents_size());
+}
+
+// "base64" when the input says its BYTES element is base64 text; "" when it says nothing.
+Result<std::string> content_type(const ModelInferRequest::InferInputTensor& tensor) {
+  const auto it = tensor.parameters().find("content_type");
+  if (it == tensor.parameters().end()) return std::string();
+  if (it->second.parameter_choice_case() != InferParameter::kStringParam) {
+    return Status::invalid_argument("inputs[0].parameters.content_type: must be a string_param");
+  }
+  const std::string& value = it->second.string_param();
+  if (value != "base64") {
+    return Status::invalid_argument("inputs[0].parameters.content_type: '" + value +
+                                    "' is not accepted; leave it out (raw bytes) or say 'base64'");
+  }
+  return value;
+}
+
+Status decode_image_element(InferInput& input, std::string_view element, bool base64, std::string_view field,
+                            const DecodeLimits& limits) {
+  if (base64) {
+    auto decoded = base64_decode(element);
+    if (!decoded) return Status::invalid_argument(std::string(field) + ": " + decoded.status().message());
+    input.encoded_image = std::move(decoded).value();
+  } else {
+    input.encoded_image.assign(element.begin(), element.end());
+  }
+  TESSERA_RETURN_IF_ERROR(check_encoded_image(input.encoded_image, field, limits));
+  input.kind = InputKind::kEncodedImage;
+  return Status::ok();
+}
+
+Status decode_typed(InferInput& input, const InputLayout& layout, const InferTensorContents& c, bool base64,
+                    const DecodeLimits& limits) {
+  const std::string field(kContentsField);
+  switch (layout.kind) {
+    case InputKind::kEncodedImage:
+      if (c.bytes_contents_size() != 1) {
+        return Status::invalid_argument(field + ".bytes_contents: " + std::to_string(c.bytes_contents_size()) +
+                                        " elements; send exactly one image");
+      }
+      return decode_image_element(input, c.bytes_contents(0), base64, field + ".bytes_contents[0]", limits);
+    case InputKind::kFloatTensor:
+      return set_float_tensor(input, layout, {c.fp32_contents().begin(), c.fp32_contents().end()},
+                              field + ".fp32_contents");
+    case InputKind::kPixels: {
+      std::vector<uint8_t> pixels;
+      pixels.reserve(static_cast<size_t>(c.uint_contents_size()));
+      for (int i = 0; i < c.uint_contents_size(); ++i) {
+        if (c.uint_contents(i) > 255) {
+          return Status::invalid_argument(field + ".uint_contents[" + std::to_string(i) + "]: " +
+                                          std::to_string(c.uint_contents(i)) + " is not a UINT8 value");
+        }
+        pixels.push_back(static_cast<uint8_t>(c.uint_contents(i)));
+      }
+      return set_pixels(input, layout, std::move(pixels), field + ".uint_contents");
+    }
+  }
+  return Status::internal("unreachable input kind");
+}
+
+Status decode_raw(InferInput& input, const InputLayout& layout, std::string_view raw, bool base64,
+                  const DecodeLimits& limits) {
+  const std::string field(kRawField);
+  switch (layout.kind) {
+    case InputKind::kEncodedImage: {
+      TESSERA_ASSIGN_OR_RETURN(auto elements, split_raw_bytes(raw, field));
+      if (elements.size() != 1) {
+        return Status::invalid_argument(field + ": " + std::to_string(elements.size()) +
+                                        " BYTES elements; send exactly one image");
+      }
+      return decode_image_element(input, elements[0], base64, field, limits);
+    }
+    case InputKind::kFloatTensor:
+      if (raw.size() != layout.elements * 4) {
+        return Status::invalid_argument(field + ": " + std::to_string(raw.size()) + " bytes; FP32 shape needs " +
+                                        std::to_string(layout.elements * 4));
+      }
+      return set_float_tensor(input, layout, floats_from_raw(raw), field);
+    case InputKind::kPixels:
+      return set_pixels(input, layout, {raw.begin(), raw.end()}, field);
+  }
+  return Status::internal("unreachable input kind");
+}
+
+Result<RequestedOutput> decode_output(const ModelInferRequest::InferRequestedOutputTensor& out, size_t index,
+                                      const ModelSignature& model) {
+  RequestedOutput requested{out.name(), 0};
+  const auto it = out.parameters().find("classification");
+  if (it == out.parameters().end()) return requested;
+  const std::string field = "outputs[" + std::to_string(index) + "].parameters.classification";
+  const InferParameter& p = it->second;
+  int64_t k = 0;
+  if (p.parameter_choice_case() == InferParameter::kInt64Param) {
+    k = p.int64_param();
+  } else if (p.parameter_choice_case() == InferParameter::kUint64Param) {
+    k = static_cast<int64_t>(std::min<uint64_t>(p.uint64_param(), std::numeric_limits<int64_t>::max()));
+  } else {
+    return Status::invalid_argument(field + ": must be an integer (int64_param)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(requested.classification, classification_count(k, field, model));
+  return requested;
+}
+
+}  // namespace
+
+Result<InferRequest> decode_infer_request(const ModelInferRequest& request, const ModelSignature& model,
+                                          const DecodeLimits& limits) {
+  TESSERA_RETURN_IF_ERROR(check_model_version(model, request.model_version()));
+  if (request.inputs_size() != 1) {
+    return Status::invalid_argument("inputs: " + std::to_string(request.inputs_size()) +
+                                    " tensors; model '" + model.name + "' takes exactly one");
+  }
+  const auto& tensor = request.inputs(0);
+  const bool raw = request.raw_input_contents_size() > 0;
+  if (raw && request.raw_input_contents_size() != request.inputs_size()) {
+    return Status::invalid_argument("raw_input_contents: " + std::to_string(request.raw_input_contents_size()) +
+                                    " entries for 1 input");
+  }
+  if (raw && tensor.has_contents() && typed_elements(tensor.contents()) > 0) {
+    return Status::invalid_argument("inputs[0].contents: set together with raw_input_contents; use one of them");
+  }
+  const std::span<const int64_t> shape(tensor.shape().data(), static_cast<size_t>(tensor.shape_size()));
+  TESSERA_ASSIGN_OR_RETURN(const InputLayout layout, input_layout(tensor.datatype(), shape, model, limits));
+  // content_type only says how a BYTES element is encoded; tensors ignore it.
+  std::string type;
+  if (layout.kind == InputKind::kEncodedImage) {
+    TESSERA_ASSIGN_OR_RETURN(type, content_type(tensor));
+  }
+
+  InferRequest out;
+  out.id = request.id();
+  out.input.name = tensor.name();
+  const bool base64 = type == "base64";
+  TESSERA_RETURN_IF_ERROR(raw ? decode_raw(out.input, layout, request.raw_input_contents(0), base64, limits)
+                              : decode_typed(out.input, layout, tensor.contents(), base64, limits));
+  for (int i = 0; i < request.outputs_size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(RequestedOutput o, decode_output(request.outputs(i), static_cast<size_t>(i), model));
+    out.outputs.push_back(std::move(o));
+  }
+  TESSERA_RETURN_IF_ERROR(check_requested_outputs(out.outputs, model));
+  return out;
+}
+
+}  // namespace tessera::kserve

@@ -1,0 +1,16 @@
+// ModelInferRequest (gRPC) -> InferRequest. The accepted forms are in infer_request.h.
+#pragma once
+
+#include "accel/common/status.h"
+#include "accel/image/image.h"
+#include "kserve/grpc_predict_v2.pb.h"
+#include "server/kserve/infer_request.h"
+
+namespace tessera::kserve {
+
+// `model` is the model request.model_name names (the caller looked it up); model_version is
+// checked against it (NOT_FOUND). Every other error is INVALID_ARGUMENT naming the field.
+Result<InferRequest> decode_infer_request(const inference::ModelInferRequest& request, const ModelSignature& model,
+                                          const DecodeLimits& limits = {});
+
+}  // namespace tessera::kserve

@@ -1,0 +1,202 @@
+#include "server/kserve/decode_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "server/kserve/base64.h"
+
+namespace tessera::kserve {
+namespace {
+
+using nlohmann::json;
+
+Status field_error(std::string_view field, const std::string& why) {
+  return Status::invalid_argument(std::string(field) + ": " + why);
+}
+
+// The object at `key` of `parent`, or nullptr when absent; present but not an object is an error.
+Result<const json*> optional_object(const json& parent, const char* key, const std::string& field) {
+  const auto it = parent.find(key);
+  if (it == parent.end()) return static_cast<const json*>(nullptr);
+  if (!it->is_object()) return field_error(field, "must be an object");
+  return &*it;
+}
+
+// Flattens the array `data` (row-major, nested at most `max_depth` arrays deep) into `out`.
+Status flatten(const json& data, size_t max_depth, std::vector<const json*>& out, const std::string& field) {
+  if (max_depth == 0) return field_error(field, "nested deeper than the shape");
+  for (const json& element : data) {
+    if (element.is_array()) {
+      TESSERA_RETURN_IF_ERROR(flatten(element, max_depth - 1, out, field));
+    } else {
+      out.push_back(&element);
+    }
+  }
+  return Status::ok();
+}
+
+std::string element_field(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
+
+Status decode_data(InferInput& input, const InputLayout& layout, const json& data, size_t rank,
+                   const DecodeLimits& limits) {
+  const std::string field = "inputs[0].data";
+  if (!data.is_array()) return field_error(field, "must be an array");
+  std::vector<const json*> elements;
+  elements.reserve(layout.elements);
+  TESSERA_RETURN_IF_ERROR(flatten(data, std::max<size_t>(rank, 1), elements, field));
+  if (elements.size() != layout.elements) {
+    return field_error(field, std::to_string(elements.size()) + " elements; the shape needs " +
+                                  std::to_string(layout.elements));
+  }
+  switch (layout.kind) {
+    case InputKind::kEncodedImage: {
+      const json& e = *elements[0];
+      if (!e.is_string()) return field_error(element_field(field, 0), "must be a base64 string");
+      auto bytes = base64_decode(e.get_ref<const std::string&>());
+      if (!bytes) return field_error(element_field(field, 0), bytes.status().message());
+      input.kind = InputKind::kEncodedImage;
+      input.encoded_image = std::move(bytes).value();
+      return check_encoded_image(input.encoded_image, element_field(field, 0), limits);
+    }
+    case InputKind::kFloatTensor: {
+      std::vector<float> values;
+      values.reserve(elements.size());
+      for (size_t i = 0; i < elements.size(); ++i) {
+        if (!elements[i]->is_number()) return field_error(element_field(field, i), "must be a number");
+        values.push_back(elements[i]->get<float>());
+      }
+      return set_float_tensor(input, layout, std::move(values), field);
+    }
+    case InputKind::kPixels: {
+      std::vector<uint8_t> values;
+      values.reserve(elements.size());
+      for (size_t i = 0; i < elements.size(); ++i) {
+        const json& e = *elements[i];
+        if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() > 255 ||
+            (e.is_number_unsigned() && e.get<uint64_t>() > 255)) {
+          return field_error(element_field(field, i), "must be an integer 0..255");
+        }
+        values.push_back(static_cast<uint8_t>(e.get<int64_t>()));
+      }
+      return set_pixels(input, layout, std::move(values), field);
+    }
+  }
+  return Status::internal("unreachable input kind");
+}
+
+Result<std::vector<int64_t>> decode_shape(const json& tensor) {
+  const auto it = tensor.find("shape");
+  if (it == tensor.end()) return field_error("inputs[0].shape", "missing");
+  if (!it->is_array()) return field_error("inputs[0].shape", "must be an array of integers");
+  std::vector<int64_t> shape;
+  for (const json& d : *it) {
+    if (!d.is_number_integer()) return field_error("inputs[0].shape", "must be an array of integers");
+    if (d.is_number_unsigned() && d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return field_error("inputs[0].shape", "dimension too large");
+    }
+    shape.push_back(d.get<int64_t>());
+  }
+  return shape;
+}
+
+Status decode_input(InferInput& input, const json& tensor, const ModelSignature& model, const DecodeLimits& limits) {
+  if (!tensor.is_object()) return field_error("inputs[0]", "must be an object");
+  const auto name = tensor.find("name");
+  if (name == tensor.end() || !name->is_string()) return field_error("inputs[0].name", "missing or not a string");
+  input.name = name->get<std::string>();
+  const auto datatype = tensor.find("datatype");
+  if (datatype == tensor.end() || !datatype->is_string()) {
+    return field_error("inputs[0].datatype", "missing or not a string");
+  }
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<int64_t> shape, decode_shape(tensor));
+  TESSERA_ASSIGN_OR_RETURN(const InputLayout layout,
+                           input_layout(datatype->get_ref<const std::string&>(), shape, model, limits));
+
+  TESSERA_ASSIGN_OR_RETURN(const json* params, optional_object(tensor, "parameters", "inputs[0].parameters"));
+  if (params != nullptr) {
+    if (params->contains("binary_data_size")) {
+      return field_error("inputs[0].parameters.binary_data_size",
+                         "the binary tensor data extension is not supported; send the data in JSON");
+    }
+    // content_type only says how a BYTES element is encoded; tensors ignore it.
+    const auto type = params->find("content_type");
+    if (type != params->end() && layout.kind == InputKind::kEncodedImage) {
+      if (!type->is_string() || type->get_ref<const std::string&>() != "base64") {
+        return field_error("inputs[0].parameters.content_type",
+                           "must be \"base64\" (BYTES elements are base64 strings)");
+      }
+    }
+  }
+  const auto data = tensor.find("data");
+  if (data == tensor.end()) return field_error("inputs[0].data", "missing");
+  return decode_data(input, layout, *data, shape.size(), limits);
+}
+
+Result<RequestedOutput> decode_output(const json& out, size_t index, const ModelSignature& model) {
+  const std::string field = "outputs[" + std::to_string(index) + "]";
+  if (!out.is_object()) return field_error(field, "must be an object");
+  const auto name = out.find("name");
+  if (name == out.end() || !name->is_string()) return field_error(field + ".name", "missing or not a string");
+  RequestedOutput requested{name->get<std::string>(), 0};
+  TESSERA_ASSIGN_OR_RETURN(const json* params, optional_object(out, "parameters", field + ".parameters"));
+  if (params == nullptr) return requested;
+  const auto k = params->find("classification");
+  if (k == params->end()) return requested;
+  const std::string k_field = field + ".parameters.classification";
+  if (!k->is_number_integer()) return field_error(k_field, "must be an integer");
+  const int64_t count = k->is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(
+                                                      k->get<uint64_t>(), std::numeric_limits<int64_t>::max()))
+                                                : k->get<int64_t>();
+  TESSERA_ASSIGN_OR_RETURN(requested.classification, classification_count(count, k_field, model));
+  return requested;
+}
+
+}  // namespace
+
+Result<InferRequest> decode_infer_request_json(const json& body, const ModelSignature& model,
+                                               const DecodeLimits& limits) {
+  if (!body.is_object()) return Status::invalid_argument("request body: must be a JSON object");
+  InferRequest request;
+  if (const auto id = body.find("id"); id != body.end()) {
+    if (!id->is_string()) return field_error("id", "must be a string");
+    request.id = id->get<std::string>();
+  }
+  TESSERA_ASSIGN_OR_RETURN(const json* params, optional_object(body, "parameters", "parameters"));
+  (void)params;  // no request-level parameter changes anything; its shape is still checked
+
+  const auto inputs = body.find("inputs");
+  if (inputs == body.end() || !inputs->is_array()) return field_error("inputs", "missing or not an array");
+  if (inputs->size() != 1) {
+    return field_error("inputs", std::to_string(inputs->size()) + " tensors; model '" + model.name +
+                                     "' takes exactly one");
+  }
+  TESSERA_RETURN_IF_ERROR(decode_input(request.input, (*inputs)[0], model, limits));
+
+  if (const auto outputs = body.find("outputs"); outputs != body.end()) {
+    if (!outputs->is_array()) return field_error("outputs", "must be an array");
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      TESSERA_ASSIGN_OR_RETURN(RequestedOutput o, decode_output((*outputs)[i], i, model));
+      request.outputs.push_back(std::move(o));
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(check_requested_outputs(request.outputs, model));
+  return request;
+}
+
+Result<InferRequest> decode_infer_request_body(std::string_view body, const ModelSignature& model,
+                                               const DecodeLimits& limits) {
+  json parsed;
+  try {
+    parsed = json::parse(body);
+  } catch (const json::parse_error& e) {
+    return Status::invalid_argument("request body: not valid JSON (error at byte " + std::to_string(e.byte) + ")");
+  }
+  return decode_infer_request_json(parsed, model, limits);
+}
+
+}  // namespace tessera::kserve

@@ -1,0 +1,70 @@
+#include "server/kserve/metadata.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+
+#include "server/kserve/infer_request.h"
+
+namespace tessera::kserve {
+namespace {
+
+struct TensorInfo {
+  std::string name;
+  std::string_view datatype;
+  std::vector<int64_t> shape;
+};
+
+TensorInfo input_info(const ModelSignature& m) { return {m.input_name, kFp32, {1, m.channels, m.height, m.width}}; }
+TensorInfo output_info(const ModelSignature& m) { return {m.output_name, kFp32, {1, m.num_classes}}; }
+
+void fill(inference::ModelMetadataResponse::TensorMetadata* out, const TensorInfo& t) {
+  out->set_name(t.name);
+  out->set_datatype(std::string(t.datatype));
+  for (int64_t d : t.shape) out->add_shape(d);
+}
+
+nlohmann::json to_json(const TensorInfo& t) {
+  return {{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}};
+}
+
+std::vector<std::string> versions(const ModelSignature& m) {
+  if (m.version.empty()) return {};
+  return {m.version};
+}
+
+}  // namespace
+
+std::vector<std::string> server_extensions() { return {"classification"}; }
+
+inference::ServerMetadataResponse make_server_metadata(std::string_view server_version) {
+  inference::ServerMetadataResponse r;
+  r.set_name(std::string(kServerName));
+  r.set_version(std::string(server_version));
+  for (const std::string& e : server_extensions()) r.add_extensions(e);
+  return r;
+}
+
+nlohmann::json server_metadata_json(std::string_view server_version) {
+  return {{"name", kServerName}, {"version", server_version}, {"extensions", server_extensions()}};
+}
+
+inference::ModelMetadataResponse make_model_metadata(const ModelSignature& model) {
+  inference::ModelMetadataResponse r;
+  r.set_name(model.name);
+  for (const std::string& v : versions(model)) r.add_versions(v);
+  r.set_platform(model.platform);
+  fill(r.add_inputs(), input_info(model));
+  fill(r.add_outputs(), output_info(model));
+  return r;
+}
+
+nlohmann::json model_metadata_json(const ModelSignature& model) {
+  return {{"name", model.name},
+          {"versions", versions(model)},
+          {"platform", model.platform},
+          {"inputs", nlohmann::json::array({to_json(input_info(model))})},
+          {"outputs", nlohmann::json::array({to_json(output_info(model))})}};
+}
+
+}  // namespace tessera::kserve

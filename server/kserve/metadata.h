@@ -1,0 +1,30 @@
+// Server and model metadata (GET /v2, GET /v2/models/{m}; ServerMetadata, ModelMetadata).
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kserve/grpc_predict_v2.pb.h"
+#include "server/kserve/model_signature.h"
+
+namespace tessera::kserve {
+
+inline constexpr std::string_view kServerName = "tesserad";
+
+// The protocol extensions the codec implements: "classification" only (no binary tensor data,
+// model repository, statistics, sequences, ...).
+std::vector<std::string> server_extensions();
+
+inference::ServerMetadataResponse make_server_metadata(std::string_view server_version);
+nlohmann::json server_metadata_json(std::string_view server_version);
+
+// Advertises the model's input as FP32 [1,C,H,W] and its output as FP32 [1,N]. The other input
+// forms (BYTES image, UINT8 pixels; infer_request.h) are accepted but not listed: the protocol
+// has one datatype per tensor.
+inference::ModelMetadataResponse make_model_metadata(const ModelSignature& model);
+nlohmann::json model_metadata_json(const ModelSignature& model);
+
+}  // namespace tessera::kserve

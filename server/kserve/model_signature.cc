@@ -1,0 +1,20 @@
+#include "server/kserve/model_signature.h"
+
+#include "server/model_repository.h"
+
+namespace tessera::kserve {
+
+ModelSignature make_model_signature(const ServedModel& model) {
+  const ModelConfig& config = model.config();
+  ModelSignature s;
+  s.name = config.name;
+  s.platform = "tessera_" + model.precision;
+  s.channels = config.input.channels;
+  s.height = config.input.height;
+  s.width = config.input.width;
+  s.num_classes = model.num_classes();
+  s.labels = config.labels;
+  return s;
+}
+
+}  // namespace tessera::kserve

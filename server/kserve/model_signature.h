@@ -1,0 +1,31 @@
+// What the KServe codec knows of a model: names, version, tensor shapes and labels.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessera {
+struct ServedModel;
+}
+
+namespace tessera::kserve {
+
+// Build once per served model and hand to every decode/encode call. The model's one input is the
+// FP32 tensor [1, C, H, W] (NCHW, preprocessed); its one output is FP32 [1, num_classes] (softmax).
+struct ModelSignature {
+  std::string name;
+  // Tessera models are not versioned: every model has this one version.
+  std::string version = "1";
+  std::string platform;  // "tessera_int8" | "tessera_fp32"
+  std::string input_name = "input";
+  int channels = 0;
+  int height = 0;
+  int width = 0;
+  std::string output_name = "probabilities";
+  int num_classes = 0;
+  std::vector<std::string> labels;  // per class index; may be shorter than num_classes
+};
+
+ModelSignature make_model_signature(const ServedModel& model);
+
+}  // namespace tessera::kserve
