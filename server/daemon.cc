@@ -12,7 +12,14 @@
 #include "server/http_server.h"
 #include "server/inference_queue.h"
 #include "server/model_repository.h"
+#include "accel/plan/board_profile.h"
 #include "accel/plan/plan_cache.h"
+#include "server/telemetry/device_source.h"
+#include "server/telemetry/hwmon_source.h"
+#include "server/telemetry/model_source.h"
+#include "server/telemetry/sampler.h"
+#include "server/telemetry/server_stats.h"
+#include "server/telemetry/telemetry_service.h"
 
 namespace tessera {
 namespace {
@@ -43,11 +50,44 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
                options.plan_cache.empty() ? std::string("in memory") : options.plan_cache.string());
   TESSERA_ASSIGN_OR_RETURN(d->models_, ModelRepository::load(options.models_dir, engine_options, options.batching));
 
+  // Power sources in priority order: the device's own sensors (XRT cards), the board's hwmon
+  // rails (ZynqMP boards), and on the emulator the board profile's power model.
+  telemetry::DeviceLabels device_labels{info.kind, info.name, info.board, 0};
+  std::vector<std::unique_ptr<telemetry::PowerSource>> sources;
+  sources.push_back(std::make_unique<telemetry::DeviceSource>(engine_options.device));
+  telemetry::HwmonOptions hwmon;
+  hwmon.root = options.sysfs_root;
+  sources.push_back(std::make_unique<telemetry::HwmonSource>(hwmon));
+  if (info.kind == "emu") {
+    auto board = plan::load_board_profile(info.board);
+    if (board) {
+      device_labels.static_watts = board->static_watts;
+      Daemon* self = d.get();
+      sources.push_back(std::make_unique<telemetry::ModelSource>(board->static_watts, [self] {
+        return self->stats_ ? self->stats_->modeled_dynamic_joules() : 0.0;
+      }));
+    } else {
+      spdlog::warn("telemetry: no power model: {}", board.status().message());
+    }
+  }
+  telemetry::TelemetrySamplerOptions sampler_options;
+  sampler_options.interval = std::chrono::milliseconds(options.telemetry_interval_ms);
+  d->sampler_ = std::make_unique<telemetry::TelemetrySampler>(std::move(sources), sampler_options);
+
   InferenceQueueOptions queue_options;
   queue_options.workers = options.workers;
   queue_options.decode_limits.max_bytes = options.max_image_bytes;
   queue_options.decode_limits.max_pixels = options.max_image_pixels;
+  // The queue reports to the stats and the stats read the queue's depths: stats first, then the
+  // queue, then the stats learn of the queue (before any job).
+  std::vector<const ServedModel*> served;
+  for (const auto& m : d->models_->models()) served.push_back(m.get());
+  d->stats_ = std::make_unique<telemetry::ServerStats>(served, device_labels, nullptr, d->sampler_.get());
+  queue_options.observer = d->stats_.get();
   d->queue_ = std::make_unique<InferenceQueue>(queue_options);
+  d->stats_->set_queue(d->queue_.get());
+  d->sampler_->start();
+  d->telemetry_ = std::make_unique<TelemetryService>(*d->stats_);
 
   d->classifier_ = std::make_unique<ClassifierService>(*d->models_, *d->queue_, options.max_image_bytes);
   GrpcServerOptions grpc_options;
@@ -55,15 +95,16 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   grpc_options.port = options.grpc_port;
   grpc_options.max_receive_bytes =
       static_cast<int>(std::min<int64_t>(options.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
-  TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get()}));
+  TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get()}));
 
-  d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root);
+  d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root, d->stats_.get());
   HttpServerOptions http_options;
   http_options.host = options.listen;
   http_options.port = options.http_port;
   http_options.threads = options.http_threads;
   http_options.limits.body_limit = static_cast<uint64_t>(options.max_image_bytes);
   TESSERA_ASSIGN_OR_RETURN(d->http_, HttpServer::start(http_options, *d->routes_));
+  d->stats_->set_ready(true);
   return d;
 }
 
@@ -83,6 +124,8 @@ void Daemon::stop() {
   if (stopped_) return;
   stopped_ = true;
   // New requests are refused (UNAVAILABLE / 503) while the running ones finish.
+  if (stats_) stats_->set_ready(false);
+  if (telemetry_) telemetry_->in_flight().start_draining();  // watch streams end at their next tick
   if (http_) http_->stop_accepting();
   if (classifier_) classifier_->in_flight().start_draining();
   if (routes_) routes_->in_flight().start_draining();
@@ -98,6 +141,7 @@ void Daemon::stop() {
   // HTTP answers are written on the io threads: give the last ones time to go out.
   if (http_busy) std::this_thread::sleep_for(kFlushGrace);
   if (http_) http_->stop();
+  if (sampler_) sampler_->stop();
 }
 
 }  // namespace tessera

@@ -19,6 +19,11 @@ class HttpServer;
 class InferenceQueue;
 class ModelRepository;
 class ClassifierService;
+class TelemetryService;
+namespace telemetry {
+class ServerStats;
+class TelemetrySampler;
+}  // namespace telemetry
 
 // Every setting of the daemon (daemon_flags.h lists them as flags and config keys).
 struct DaemonOptions {
@@ -38,6 +43,8 @@ struct DaemonOptions {
   std::filesystem::path plan_cache; // where plans are cached; empty: memory only
   double drain_timeout_s = 10;      // SIGTERM: how long queued and running requests get
   std::string log_format = "text";  // text | json
+  int telemetry_interval_ms = 1000; // power/temperature sampling period
+  std::filesystem::path sysfs_root = "/sys";  // hwmon rails and thermal zones (tests: a fake tree)
 };
 
 class Daemon {
@@ -63,9 +70,13 @@ class Daemon {
 
   const DaemonOptions options_;
   std::unique_ptr<ModelRepository> models_;
+  // Declared before the queue: the queue's workers report to the stats until the queue stops.
+  std::unique_ptr<telemetry::TelemetrySampler> sampler_;
+  std::unique_ptr<telemetry::ServerStats> stats_;
   std::unique_ptr<InferenceQueue> queue_;
   std::unique_ptr<HttpRoutes> routes_;
   std::unique_ptr<ClassifierService> classifier_;
+  std::unique_ptr<TelemetryService> telemetry_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> http_;
   bool stopped_ = false;

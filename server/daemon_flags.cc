@@ -115,6 +115,10 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
       path("plan-cache", "Directory of cached tile plans ('' = keep them in memory only)", &o.plan_cache),
       number("drain-timeout", "Seconds queued and running requests get after SIGTERM/SIGINT", &o.drain_timeout_s, 0,
              3600),
+      number("telemetry-interval-ms", "How often the power and temperature sources are sampled",
+             &o.telemetry_interval_ms, 10, 3'600'000),
+      path("sysfs-root", "Where sysfs is mounted: hwmon power rails and thermal zones are read below it",
+           &o.sysfs_root),
   };
 }
 

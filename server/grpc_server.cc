@@ -35,6 +35,8 @@ void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response)
   timing->set_fabric_us(result.timing.fabric_us);
   timing->set_host_us(result.timing.host_us);
   timing->set_modeled_fabric_us(result.timing.modeled_fabric_us);
+  timing->set_batch_size(result.batch_size);
+  timing->set_modeled_energy_uj(result.energy_uj);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "server/request_id.h"
 #include "server/request_log.h"
 #include "server/static_files.h"
+#include "server/telemetry/telemetry_json.h"
 #include "server/url.h"
 
 namespace tessera {
@@ -40,7 +41,9 @@ json to_json(const ClassifyResult& result, const std::string& model, const std::
             {"total_us", result.timing.total_us},
             {"fabric_us", result.timing.fabric_us},
             {"host_us", result.timing.host_us},
-            {"modeled_fabric_us", result.timing.modeled_fabric_us}}}};
+            {"modeled_fabric_us", result.timing.modeled_fabric_us},
+            {"batch_size", result.batch_size},
+            {"modeled_energy_uj", result.energy_uj}}}};
 }
 
 HttpResponse method_not_allowed(std::string_view allow) {
@@ -59,8 +62,9 @@ HttpResponse strip_body(HttpResponse res) {
 
 }  // namespace
 
-HttpRoutes::HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root)
-    : models_(models), queue_(queue), web_root_(std::move(web_root)) {}
+HttpRoutes::HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
+                       const telemetry::ServerStats* stats)
+    : models_(models), queue_(queue), web_root_(std::move(web_root)), stats_(stats) {}
 
 void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   const std::string_view path = split_target(request.target()).path;
@@ -76,6 +80,14 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   }
   if (path == "/v1/models") {
     return reply(get ? list_models() : method_not_allowed("GET, HEAD"));
+  }
+  if (path == "/metrics" && stats_) {
+    if (!get) return reply(method_not_allowed("GET, HEAD"));
+    return reply(make_text_response(200, stats_->expose_metrics(), std::string(metrics::kContentType)));
+  }
+  if (path == "/v1/telemetry" && stats_) {
+    if (!get) return reply(method_not_allowed("GET, HEAD"));
+    return reply(make_json_response(200, telemetry::to_json(stats_->snapshot())));
   }
   if (path == "/healthz") {
     return reply(get ? make_text_response(200, "ok\n") : method_not_allowed("GET, HEAD"));

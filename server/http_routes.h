@@ -1,4 +1,5 @@
-// The HTTP API and the web UI: POST /v1/classify, GET /v1/models, GET /healthz, static files.
+// The HTTP API and the web UI: POST /v1/classify, GET /v1/models, GET /v1/telemetry, GET /metrics,
+// GET /healthz, static files.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,15 @@ namespace tessera {
 
 class InferenceQueue;
 class ModelRepository;
+namespace telemetry {
+class ServerStats;
+}  // namespace telemetry
 
 class HttpRoutes final : public HttpHandler {
  public:
-  HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root);
+  // Without `stats` there is no /metrics nor /v1/telemetry.
+  HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
+             const telemetry::ServerStats* stats = nullptr);
 
   // Classify hands the body to the queue and answers from the worker's callback; the rest
   // answer inline.
@@ -31,6 +37,7 @@ class HttpRoutes final : public HttpHandler {
   const ModelRepository& models_;
   InferenceQueue& queue_;
   const std::filesystem::path web_root_;
+  const telemetry::ServerStats* stats_;
   InFlightTracker in_flight_;
 };
 

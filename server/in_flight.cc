@@ -29,4 +29,9 @@ int InFlightTracker::running() const {
   return running_;
 }
 
+bool InFlightTracker::draining() const {
+  std::lock_guard lock(mu_);
+  return draining_;
+}
+
 }  // namespace tessera

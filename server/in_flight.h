@@ -19,6 +19,7 @@ class InFlightTracker {
   // Waits until every registered request has ended, at most until `deadline`; false on timeout.
   bool wait_until_idle(std::chrono::steady_clock::time_point deadline);
   int running() const;
+  bool draining() const;
 
  private:
   mutable std::mutex mu_;

@@ -1,0 +1,133 @@
+// ServerStats: what the daemon counts about its own work, fed by the batcher (QueueObserver) and
+// the power sampler, read by /metrics (Prometheus), GetTelemetry/WatchTelemetry (gRPC) and
+// /v1/telemetry (HTTP JSON and server-sent events). One place computes each figure, so the three
+// views never disagree.
+//
+// Recent figures (images/s, latency percentiles, fabric utilisation) come from a sliding window
+// of the last `window` of answers; totals (requests, energy, batch-size counts) since start.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/inference_queue.h"
+#include "server/metrics/metrics_registry.h"
+#include "server/telemetry/sampler.h"
+
+namespace tessera::telemetry {
+
+// The request stages timed for every answer (Timing in classify_result.h).
+inline constexpr const char* kStages[] = {"queue", "decode", "fabric", "host", "total"};
+
+// p50/p90/p99/max of one stage over the window, microseconds.
+struct StageLatency {
+  std::string stage;
+  double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
+  uint64_t count = 0;  // answers in the window
+};
+
+// Per model, over the window (rates, latencies) and since start (counts).
+struct ModelStats {
+  std::string name;
+  size_t queue_depth = 0;
+  double images_per_second = 0;
+  uint64_t requests_ok = 0, requests_failed = 0;
+  std::map<uint32_t, uint64_t> batch_sizes;  // batch size -> batches formed, since start
+  std::vector<StageLatency> latency;         // in kStages order
+};
+
+// One view of everything, as GetTelemetry answers it.
+struct TelemetrySnapshot {
+  std::chrono::system_clock::time_point time;
+  std::string device_kind, device_name, board;
+  std::optional<double> power_watts;
+  std::string power_source;
+  double energy_joules = 0;           // integrated board energy since start
+  std::optional<double> temperature_c;
+  std::string temperature_source;
+  std::map<std::string, double> rails_watts;
+  double fabric_utilization = 0;      // share of the window the fabric was busy, 0..1
+  double images_per_second = 0;       // all models, over the window
+  size_t queue_depth = 0;             // all models
+  double modeled_energy_joules = 0;   // the plans' fabric energy of everything run (emulator model)
+  bool ready = false;
+  std::vector<ModelStats> models;
+};
+
+// The device, as /metrics labels it, and its board's static power (for the modeled energy).
+struct DeviceLabels {
+  std::string kind, name, board;
+  double static_watts = 0;
+};
+
+class ServerStats : public QueueObserver {
+ public:
+  // `models`: the served models (their metric children are made up front, so series exist at 0
+  // before traffic). Models, `queue` and `sampler` (both may be null) must outlive this object.
+  ServerStats(std::vector<const ServedModel*> models, DeviceLabels device, const InferenceQueue* queue,
+              const TelemetrySampler* sampler, std::chrono::seconds window = std::chrono::seconds(10));
+  ~ServerStats() override;
+
+  void on_batch(const ServedModel& model, size_t size) override;
+  void on_answer(const InferenceJob& job, const Result<ClassifyResult>& result) override;
+
+  // Whether the daemon admits work (false while starting and draining); shown as tessera_ready.
+  void set_ready(bool ready);
+  // The queue whose depths are reported (set once, before the first job).
+  void set_queue(const InferenceQueue* queue) { queue_ = queue; }
+  bool ready() const;
+
+  TelemetrySnapshot snapshot() const;
+  // The Prometheus text exposition (metrics::kContentType).
+  std::string expose_metrics() const;
+  // The modeled dynamic (MAC + DDR) fabric energy of everything run so far, joules: what the
+  // board profile's power model (ModelSource) turns into watts on the emulator.
+  double modeled_dynamic_joules() const;
+
+ private:
+  struct Answer {
+    std::chrono::steady_clock::time_point at;
+    std::string model;
+    uint64_t stage_us[5];     // kStages order
+    double fabric_busy_us;    // this image's share of its batch's fabric time
+  };
+
+  // Drops answers older than the window; mu_ held.
+  void trim(std::chrono::steady_clock::time_point now) const;
+  std::vector<StageLatency> latencies(const std::string& model) const;  // mu_ held; "" = all
+
+  const std::vector<const ServedModel*> models_;
+  const DeviceLabels device_;
+  const double static_watts_;
+  const InferenceQueue* queue_;
+  const TelemetrySampler* sampler_;
+  const std::chrono::steady_clock::duration window_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+  mutable std::mutex mu_;
+  mutable std::deque<Answer> recent_;
+  std::map<std::string, std::map<uint32_t, uint64_t>> batch_sizes_;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> outcomes_;  // model -> ok, failed
+  double modeled_dynamic_joules_ = 0;
+  double modeled_joules_ = 0;
+  bool ready_ = false;
+
+  // Prometheus families; children are looked up per answer (a map lookup, cheap next to a run).
+  metrics::Registry registry_;
+  metrics::CounterFamily* requests_;
+  metrics::CounterFamily* images_;
+  metrics::HistogramFamily* latency_;
+  metrics::HistogramFamily* batch_size_;
+  metrics::CounterFamily* modeled_energy_;
+  metrics::Counter* energy_;
+  mutable std::mutex energy_mu_;  // one catch-up of energy_ at a time
+  std::vector<metrics::Gauge*> callback_gauges_;  // cleared before the sources go away
+};
+
+}  // namespace tessera::telemetry

@@ -1,0 +1,142 @@
+#include "server/telemetry/telemetry_service.h"
+
+#include <grpcpp/alarm.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+namespace tessera {
+namespace {
+
+constexpr uint32_t kDefaultIntervalMs = 1000;
+constexpr uint32_t kMinIntervalMs = 50;
+constexpr uint32_t kMaxIntervalMs = 60'000;
+
+void latency_to_proto(const telemetry::StageLatency& l, v1::StageLatency& out) {
+  out.set_stage(l.stage);
+  out.set_p50_us(l.p50_us);
+  out.set_p90_us(l.p90_us);
+  out.set_p99_us(l.p99_us);
+  out.set_max_us(l.max_us);
+  out.set_count(l.count);
+}
+
+// Sends a snapshot, waits an interval on an alarm, sends the next; ends on cancel, on the count,
+// or when the service drains. Deletes itself in OnDone.
+class WatchReactor final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot> {
+ public:
+  WatchReactor(const telemetry::ServerStats& stats, InFlightTracker& in_flight, uint32_t interval_ms,
+               uint32_t max_snapshots)
+      : stats_(stats), in_flight_(in_flight), interval_(interval_ms), max_(max_snapshots) {
+    send();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+    if (max_ != 0 && sent_ >= max_) return finish(grpc::Status::OK);
+    // The alarm's callback runs on a gRPC thread; OnDone waits for it through `pending_alarm_`.
+    alarm_.Set(std::chrono::system_clock::now() + interval_, [this](bool fired) {
+      if (!fired || cancelled_) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
+      if (in_flight_.draining()) return finish(grpc::Status::OK);
+      send();
+    });
+  }
+
+  void OnCancel() override {
+    cancelled_ = true;
+    alarm_.Cancel();  // its callback then finishes the call
+  }
+
+  void OnDone() override {
+    in_flight_.end();
+    delete this;
+  }
+
+ private:
+  void send() {
+    snapshot_.Clear();
+    to_proto(stats_.snapshot(), snapshot_);
+    ++sent_;
+    StartWrite(&snapshot_);
+  }
+
+  void finish(grpc::Status status) {
+    if (finished_.exchange(true)) return;
+    Finish(std::move(status));
+  }
+
+  const telemetry::ServerStats& stats_;
+  InFlightTracker& in_flight_;
+  const std::chrono::milliseconds interval_;
+  const uint32_t max_;
+  uint32_t sent_ = 0;
+  v1::TelemetrySnapshot snapshot_;
+  grpc::Alarm alarm_;
+  std::atomic<bool> cancelled_{false};
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace
+
+void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out) {
+  out.set_time_unix_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(s.time.time_since_epoch()).count());
+  out.set_device_kind(s.device_kind);
+  out.set_device_name(s.device_name);
+  out.set_board(s.board);
+  if (s.power_watts) out.set_power_watts(*s.power_watts);
+  out.set_power_source(s.power_source);
+  out.set_energy_joules(s.energy_joules);
+  if (s.temperature_c) out.set_temperature_c(*s.temperature_c);
+  out.set_temperature_source(s.temperature_source);
+  for (const auto& [rail, watts] : s.rails_watts) (*out.mutable_rails_watts())[rail] = watts;
+  out.set_fabric_utilization(s.fabric_utilization);
+  out.set_images_per_second(s.images_per_second);
+  out.set_queue_depth(static_cast<uint32_t>(s.queue_depth));
+  out.set_modeled_energy_joules(s.modeled_energy_joules);
+  out.set_ready(s.ready);
+  for (const telemetry::ModelStats& m : s.models) {
+    v1::ModelTelemetry* mt = out.add_models();
+    mt->set_name(m.name);
+    mt->set_queue_depth(static_cast<uint32_t>(m.queue_depth));
+    mt->set_images_per_second(m.images_per_second);
+    mt->set_requests_ok(m.requests_ok);
+    mt->set_requests_failed(m.requests_failed);
+    for (const auto& [size, batches] : m.batch_sizes) {
+      v1::BatchSizeCount* b = mt->add_batch_sizes();
+      b->set_size(size);
+      b->set_batches(batches);
+    }
+    for (const telemetry::StageLatency& l : m.latency) latency_to_proto(l, *mt->add_latency());
+  }
+}
+
+TelemetryService::TelemetryService(const telemetry::ServerStats& stats) : stats_(stats) {}
+
+grpc::ServerUnaryReactor* TelemetryService::GetTelemetry(grpc::CallbackServerContext* context,
+                                                         const v1::GetTelemetryRequest* /*request*/,
+                                                         v1::TelemetrySnapshot* response) {
+  to_proto(stats_.snapshot(), *response);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerWriteReactor<v1::TelemetrySnapshot>* TelemetryService::WatchTelemetry(
+    grpc::CallbackServerContext* /*context*/, const v1::WatchTelemetryRequest* request) {
+  if (!in_flight_.try_begin()) {
+    // A reactor that only finishes: the server is draining.
+    class Refused final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot> {
+     public:
+      Refused() { Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down")); }
+      void OnDone() override { delete this; }
+    };
+    return new Refused();
+  }
+  const uint32_t asked = request->interval_ms() == 0 ? kDefaultIntervalMs : request->interval_ms();
+  return new WatchReactor(stats_, in_flight_, std::clamp(asked, kMinIntervalMs, kMaxIntervalMs),
+                          request->max_snapshots());
+}
+
+}  // namespace tessera

@@ -1,0 +1,33 @@
+// tessera.v1.Telemetry on gRPC's callback API: GetTelemetry answers inline from ServerStats;
+// WatchTelemetry streams a snapshot every interval, paced by a grpc::Alarm (no thread waits).
+#pragma once
+
+#include <atomic>
+
+#include "server/in_flight.h"
+#include "server/telemetry/server_stats.h"
+#include "tessera/v1/telemetry.grpc.pb.h"
+
+namespace tessera {
+
+// The wire form of a snapshot.
+void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out);
+
+class TelemetryService final : public v1::Telemetry::CallbackService {
+ public:
+  explicit TelemetryService(const telemetry::ServerStats& stats);
+
+  grpc::ServerUnaryReactor* GetTelemetry(grpc::CallbackServerContext* context, const v1::GetTelemetryRequest* request,
+                                         v1::TelemetrySnapshot* response) override;
+  grpc::ServerWriteReactor<v1::TelemetrySnapshot>* WatchTelemetry(grpc::CallbackServerContext* context,
+                                                                 const v1::WatchTelemetryRequest* request) override;
+
+  // Open watch streams; draining ends each at its next tick (with OK) and refuses new ones.
+  InFlightTracker& in_flight() { return in_flight_; }
+
+ private:
+  const telemetry::ServerStats& stats_;
+  InFlightTracker in_flight_;
+};
+
+}  // namespace tessera
