@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "server/classify_stream.h"
 #include "server/inference_queue.h"
 #include "server/model_repository.h"
 #include "server/request_id.h"
@@ -19,6 +20,8 @@ SteadyClock::time_point to_steady(std::chrono::system_clock::time_point deadline
   const auto left = deadline - std::chrono::system_clock::now();
   return SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(left);
 }
+
+}  // namespace
 
 void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response) {
   for (const ScoredClass& scored : result.classes) {
@@ -39,58 +42,73 @@ void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response)
   timing->set_modeled_energy_uj(result.energy_uj);
 }
 
-}  // namespace
-
 ClassifierService::ClassifierService(const ModelRepository& models, InferenceQueue& queue,
                                      int64_t max_image_bytes)
     : models_(models), queue_(queue), max_image_bytes_(max_image_bytes) {}
 
-grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContext* context,
-                                                      const v1::ClassifyRequest* request,
-                                                      v1::ClassifyResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  const std::string& image = request->image();
+Result<InferenceJob> ClassifierService::prepare_job(grpc::CallbackServerContext* context,
+                                                    const v1::ClassifyRequest& request, const char* via,
+                                                    std::string& request_id) {
   // A bad caller id is refused, but logged under one of ours.
-  const bool id_ok = request->request_id().empty() || is_valid_request_id(request->request_id());
-  const std::string request_id =
-      request->request_id().empty() || !id_ok ? make_request_id() : request->request_id();
-  auto refuse = [&](const Status& status) {
-    log_request_failed("grpc", request_id, request->model(), image.size(), status);
-    reactor->Finish(to_grpc_status(status));
-    return reactor;
+  const bool id_ok = request.request_id().empty() || is_valid_request_id(request.request_id());
+  request_id = request.request_id().empty() || !id_ok ? make_request_id() : request.request_id();
+  const std::string& image = request.image();
+  auto refuse = [&](const Status& status) -> Result<InferenceJob> {
+    log_request_failed(via, request_id, request.model(), image.size(), status);
+    return status;
   };
-
   if (!id_ok) {
     return refuse(Status::invalid_argument("request_id must be 1..128 printable characters without spaces"));
   }
-  const ServedModel* model = models_.find(request->model());
-  if (model == nullptr) return refuse(Status::not_found("no model named '" + request->model() + "'"));
+  const ServedModel* model = models_.find(request.model());
+  if (model == nullptr) return refuse(Status::not_found("no model named '" + request.model() + "'"));
   if (image.empty()) return refuse(Status::invalid_argument("image is empty"));
   if (static_cast<int64_t>(image.size()) > max_image_bytes_) {
     return refuse(Status::invalid_argument("image is " + std::to_string(image.size()) +
                                            " bytes; the limit is " + std::to_string(max_image_bytes_)));
   }
-
-  if (!in_flight_.try_begin()) return refuse(Status::unavailable("the server is shutting down"));
-
-  response->set_model(model->name());
-  response->set_request_id(request_id);
   InferenceJob job;
   job.model = model;
-  // The request outlives the job: gRPC keeps it until the reactor finishes.
+  // The caller keeps `request` until the job is answered.
   job.image = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
-  job.top_k = effective_top_k(request->top_k(), model->num_classes());
+  job.top_k = effective_top_k(request.top_k(), model->num_classes());
   job.request_id = request_id;
-  job.via = "grpc";
+  job.via = via;
   job.deadline = to_steady(context->deadline());
   job.cancelled = [context] { return context->IsCancelled(); };
-  job.done = [this, reactor, response](Result<ClassifyResult> result) {
+  return job;
+}
+
+grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContext* context,
+                                                      const v1::ClassifyRequest* request,
+                                                      v1::ClassifyResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::string request_id;
+  Result<InferenceJob> job = prepare_job(context, *request, "grpc", request_id);
+  if (!job) {
+    reactor->Finish(to_grpc_status(job.status()));
+    return reactor;
+  }
+  if (!in_flight_.try_begin()) {
+    const Status status = Status::unavailable("the server is shutting down");
+    log_request_failed("grpc", request_id, request->model(), request->image().size(), status);
+    reactor->Finish(to_grpc_status(status));
+    return reactor;
+  }
+  response->set_model(job->model->name());
+  response->set_request_id(request_id);
+  job->done = [this, reactor, response](Result<ClassifyResult> result) {
     if (result) fill_response(*result, *response);
     reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
     in_flight_.end();
   };
-  queue_.submit(std::move(job));
+  queue_.submit(std::move(job).value());
   return reactor;
+}
+
+grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifierService::ClassifyStream(
+    grpc::CallbackServerContext* context) {
+  return new ClassifyStreamReactor(*this, context);
 }
 
 grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerContext* context,

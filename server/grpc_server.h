@@ -11,15 +11,19 @@
 
 #include "accel/common/status.h"
 #include "server/in_flight.h"
+#include "server/inference_queue.h"
 #include "tessera/v1/classifier.grpc.pb.h"
 
 namespace tessera {
 
-class InferenceQueue;
 class ModelRepository;
 
+// The answer's wire form: classes, timing, batch size, energy.
+void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response);
+
 // Classify validates, hands the job to the queue and returns its reactor at once; the worker's
-// callback fills the response and finishes the RPC. ListModels answers inline.
+// callback fills the response and finishes the RPC. ClassifyStream does the same per message of
+// a stream (classify_stream.h). ListModels answers inline.
 class ClassifierService final : public v1::Classifier::CallbackService {
  public:
   ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes);
@@ -27,12 +31,20 @@ class ClassifierService final : public v1::Classifier::CallbackService {
   grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context,
                                      const v1::ClassifyRequest* request,
                                      v1::ClassifyResponse* response) override;
+  grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifyStream(
+      grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
                                        const v1::ListModelsRequest* request,
                                        v1::ListModelsResponse* response) override;
 
-  // Classify calls waiting for the queue; shutdown drains them.
+  // Classify calls and open streams; shutdown drains them.
   InFlightTracker& in_flight() { return in_flight_; }
+
+  // Checks one request and makes its job (all but `done`); the error is logged. `request_id`
+  // is the caller's or a new one, also on error. `request` must outlive the job.
+  Result<InferenceJob> prepare_job(grpc::CallbackServerContext* context, const v1::ClassifyRequest& request,
+                                   const char* via, std::string& request_id);
+  InferenceQueue& queue() { return queue_; }
 
  private:
   const ModelRepository& models_;
