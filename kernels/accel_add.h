@@ -3,10 +3,14 @@
 // a, b and y are out_c x out_h x out_w channel slices (in_channel_base, in2_channel_base,
 // out_channel_base) of their tensors; both inputs have the output's shape.
 //
-// Schedule: each channel plane is contiguous in DDR, so it is streamed in chunks of up to
-// tile_r x tile_c bytes through a DATAFLOW region: load_pair (two read bursts) -> add_store
-// (requantise, one write burst), with ping-pong channels between them. A chunk is read completely
-// before it is written, so an in-place add (out_offset == in_offset) is safe.
+// Schedule: the requantisation is per tensor ({M_a, M_b, S} for every element), and one image's
+// out_c channels of a tensor are one contiguous block of out_c x out_h x out_w bytes in CHW (a
+// channel slice [base, base + out_c) too). So the three blocks stream flat, in chunks of up to
+// tile_r x tile_c bytes (at most kChunkElems, the on-chip buffers), through a DATAFLOW region:
+// load_pair (two read runs) -> add_store (requantise, one write run), with ping-pong channels
+// between them. Channel planes play no part: a 7x7 plane costs no more DMA calls than a 56x56 one.
+// A chunk is read completely before it is written, so an in-place add (out_offset == in_offset,
+// same channel slice) is safe.
 #pragma once
 
 #include <stdint.h>
@@ -57,18 +61,15 @@ static void add_layer(const abi::LayerDesc& d, const int32_t* quant, act_t* imag
   const int32_t mult_b = quant[d.quant_offset + 1];
   const int32_t shift = quant[d.quant_offset + 2];
   const uint32_t plane = d.out_h * d.out_w;
-  const uint32_t chunk = d.tile_r * d.tile_c;
-add_chans:
-  for (uint32_t c = 0; c < d.out_c; ++c) {
-#pragma HLS loop_tripcount min = 1 max = 1024 avg = 64
-    const act_t* a = image + d.in_offset + (d.in_channel_base + c) * plane;
-    const act_t* b = image + d.in2_offset + (d.in2_channel_base + c) * plane;
-    act_t* y = image + d.out_offset + (d.out_channel_base + c) * plane;
-  add_chunks:
-    for (uint32_t p0 = 0; p0 < plane; p0 += chunk) {
-#pragma HLS loop_tripcount min = 1 max = 16 avg = 1
-      add_chunk(a + p0, b + p0, y + p0, min_u32(chunk, plane - p0), mult_a, mult_b, shift, d.act_lo, d.act_hi);
-    }
+  const uint32_t block = d.out_c * plane;  // one image's bytes of each tensor's channel slice
+  const uint32_t chunk = d.tile_r * d.tile_c;  // <= kChunkElems (abi::layer_fits)
+  const act_t* a = image + d.in_offset + d.in_channel_base * plane;
+  const act_t* b = image + d.in2_offset + d.in2_channel_base * plane;
+  act_t* y = image + d.out_offset + d.out_channel_base * plane;
+add_chunks:
+  for (uint32_t p0 = 0; p0 < block; p0 += chunk) {
+#pragma HLS loop_tripcount min = 1 max = 1024 avg = 32
+    add_chunk(a + p0, b + p0, y + p0, min_u32(chunk, block - p0), mult_a, mult_b, shift, d.act_lo, d.act_hi);
   }
 }
 

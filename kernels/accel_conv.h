@@ -122,9 +122,19 @@ inline ConvStep make_conv_step(const abi::LayerDesc& d, const ConvGeom& g, const
 // ((row * in_cols + col) * ch_count + ch), so one pixel's channels sit in consecutive banks of the
 // cyclic partition and the MAC array reads them in one cycle. Out-of-tensor positions (padding)
 // are filled with zeros here, so compute never tests bounds.
+// DMA runs: when the tile spans all output columns, every input row is read whole (all in_w
+// columns, a superset of the in_cols the windows need: a stride-2 1x1 conv needs 13 of 14), so
+// a channel's rows of the tile are one contiguous run in CHW; columns outside the window are
+// dropped on the way in. Otherwise each input row is its own run of in_cols columns.
 static void load_input_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g, const act_t* image,
                             act_t in_buf[kInputBufferElems]) {
 #pragma HLS inline off
+  // Input columns swept per row: [in_c0, in_c0 + in_cols), widened to [in_c0, in_w) for whole
+  // rows (in_c0 <= 0 there: the tile starts at output column 0).
+  const bool whole_rows = g.c_tiles == 1;
+  const int32_t x_end = s.in_c0 + static_cast<int32_t>(s.in_cols);
+  const int32_t sweep_end = whole_rows && x_end < static_cast<int32_t>(d.in_w) ? static_cast<int32_t>(d.in_w) : x_end;
+  const uint32_t sweep = static_cast<uint32_t>(sweep_end - s.in_c0);
   uint32_t ch = 0;
 in_groups:
   for (uint32_t gl = 0; gl < s.groups; ++gl) {
@@ -140,12 +150,12 @@ in_groups:
         const bool row_ok = in_range(iy, d.in_h);
         const uint32_t src_row = d.in_offset + (chan * d.in_h + (row_ok ? static_cast<uint32_t>(iy) : 0)) * d.in_w;
       in_cols:
-        for (uint32_t c = 0; c < s.in_cols; ++c) {
+        for (uint32_t c = 0; c < sweep; ++c) {
 #pragma HLS pipeline II = 1
 #pragma HLS loop_tripcount min = 1 max = 256 avg = 18
           const int32_t ix = s.in_c0 + static_cast<int32_t>(c);
           const act_t v = (row_ok && in_range(ix, d.in_w)) ? image[src_row + static_cast<uint32_t>(ix)] : act_t(0);
-          in_buf[(r * s.in_cols + c) * s.ch_count + ch] = v;
+          if (c < s.in_cols) in_buf[(r * s.in_cols + c) * s.ch_count + ch] = v;
         }
       }
     }

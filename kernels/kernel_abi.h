@@ -52,6 +52,10 @@ constexpr uint32_t kInputBufferBytes = 64 * 1024;
 constexpr uint32_t kWeightBufferBytes = 64 * 1024;
 constexpr uint32_t kOutputBufferBytes = 256 * 1024;
 
+// Standalone pool (kOpPool): the line buffer that holds the input rows of one strip's windows,
+// and the output buffer that collects results until they are written back as one run.
+constexpr uint32_t kPoolLineBytes = 4096;
+
 // Input tile rows/cols of the implicit-GEMM window (the static array bounds of the HLS kernel).
 constexpr uint32_t kMaxInputTileRows = 256;
 constexpr uint32_t kMaxInputTileCols = 256;
@@ -195,7 +199,9 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.op == kOpPool) {
     return (d.pool_kind == kPoolMax || d.pool_kind == kPoolAverage) && d.pool_h >= 1 &&
            d.pool_h <= kMaxStandalonePool && d.pool_w >= 1 && d.pool_w <= kMaxStandalonePool &&
-           d.pool_stride_h >= 1 && d.pool_stride_w >= 1;
+           d.pool_stride_h >= 1 && d.pool_stride_w >= 1 &&
+           // One window row of a strip fits the line buffer.
+           static_cast<uint64_t>(d.tile_c - 1) * d.pool_stride_w + d.pool_w <= kPoolLineBytes;
   }
   // Convolution.
   if (d.groups < 1 || d.in_c % d.groups != 0 || d.out_c % d.groups != 0) return false;

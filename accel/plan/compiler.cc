@@ -314,6 +314,12 @@ Status choose_tiles(abi::LayerDesc& d) {
   }
   d.tile_r = std::min<uint32_t>(d.out_h, abi::kMaxTileR);
   d.tile_c = std::min<uint32_t>(d.out_w, abi::kMaxTileC);
+  if (d.op == abi::kOpAdd) {
+    // kernels/accel_add.h streams the channel slice flat in chunks of tile_r x tile_c bytes, so
+    // the largest chunk the on-chip buffers hold (kMaxTileR x kMaxTileC), whatever the plane.
+    d.tile_r = abi::kMaxTileR;
+    d.tile_c = abi::kMaxTileC;
+  }
   // Shrink rows, then columns, then input channels, then output channels until it fits.
   while (!abi::layer_fits(d)) {
     if (d.tile_r > 1 && d.tile_r >= d.tile_c) {

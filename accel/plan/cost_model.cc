@@ -170,15 +170,20 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
   const uint64_t nc = ceil_div(C, t.c), nn = ceil_div(N, t.n);
 
   // ---- Input: one "pass" reads every (row, col, channel) tile of the input once ----------------
-  const bool in_full_width = g.in_cols(t.c) >= g.in_w;
+  // kernels/accel_conv.h load_input_tile: a tile spanning all output columns (t.c >= out_w)
+  // reads whole input rows (in_w bytes, a superset of the in_cols the windows need, e.g. 14 for
+  // the 13 of a stride-2 1x1 conv), which are contiguous in CHW; any narrower tile reads each
+  // input row as its own run of in_cols bytes.
+  const bool in_full_width = t.c >= C;
   const uint64_t rows_sum = sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return g.in_rows(e); });
-  const uint64_t cols_sum = sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return g.in_cols(e); });
+  const uint64_t cols_sum =
+      in_full_width ? g.in_w : sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return g.in_cols(e); });
   // Channels a pass reads: all of them, or for grouped convs those of one m-tile's groups.
   const uint64_t pass_ch = g.groups == 1 ? g.in_c : g.tile_in_channels(t.m, N);
   const uint64_t in_pass_bytes = pass_ch * rows_sum * cols_sum;
   uint64_t in_pass_runs, in_pass_bursts;
   if (in_full_width) {
-    // Full-width rows are contiguous in CHW: one run per channel per row tile.
+    // Whole rows: one run per channel per row tile.
     in_pass_runs = pass_ch * TR;
     in_pass_bursts = pass_ch * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t {
                        return ceil_div(static_cast<uint64_t>(g.in_rows(e)) * g.in_w, B);

@@ -134,24 +134,106 @@ TEST(ModelPlan, TotalsAreTheSumOfTheLayers) {
   EXPECT_NEAR(model.energy_uj(3), 3 * energy, 1e-6 * energy);
 }
 
-// A standalone max-pool as kernels/accel_pool.h runs it: per channel and output row, each of
-// the 3 window rows is one run over the strip's columns; nothing is kept on chip but the strip's
-// accumulators.
-TEST(ModelPlan, StreamedPoolReadsEachWindowRowOnce) {
+// A standalone max-pool as kernels/accel_pool.h runs it: the strip spans the whole output row, so
+// per channel and output row the 3 window rows are read whole (112 bytes each, a superset of the
+// 111 columns the windows touch) as ONE run; results go back in runs of whole output rows that
+// fill the output buffer. Nothing else is kept on chip.
+TEST(ModelPlan, StreamedPoolReadsAStripsWindowRowsAsOneRun) {
   const abi::LayerDesc d = pool_desc(64, 112, 112);
   auto plan = plan_layers(std::vector<abi::LayerDesc>{d}, std::vector<std::string>{"pool"}, board("zcu102"));
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
   const CostBreakdown& c = plan->layers[0].cost;
   ASSERT_EQ(plan->layers[0].desc.tile_c, 55u);  // one strip covers the row
-  EXPECT_EQ(c.input_bytes, uint64_t{64} * 55 * 3 * 111);  // (55 - 1) x 2 + 3 = 111 columns
+  EXPECT_EQ(c.input_bytes, uint64_t{64} * 55 * 3 * 112);
   EXPECT_EQ(c.output_bytes, uint64_t{64} * 55 * 55);
-  EXPECT_EQ(c.dma_runs, uint64_t{64} * 55 * 4);
-  EXPECT_EQ(c.footprint_bytes, 55u * 4);
+  // 64 x 55 input runs; output rows of 55 bytes, 4096 / 55 = 74 of them per run.
+  const uint64_t out_runs = (uint64_t{64} * 55 + 73) / 74;
+  EXPECT_EQ(c.dma_runs, uint64_t{64} * 55 + out_runs);
+  EXPECT_EQ(c.dma_calls, c.dma_runs);
+  EXPECT_EQ(c.input_tile_bytes, 3u * 112);
+  EXPECT_EQ(c.footprint_bytes, 3u * 112 + 55u * 4 + abi::kPoolLineBytes);
   EXPECT_EQ(c.ddr_bytes, c.input_bytes + c.output_bytes);
   EXPECT_TRUE(c.memory_bound);
   const CostBreakdown volume = evaluate_stream(plan->layers[0].desc, board("zcu102"), DramModel::kVolume);
   EXPECT_EQ(volume.ddr_bytes, c.ddr_bytes);
   EXPECT_LT(volume.dram_cycles, c.dram_cycles) << "bursts, CAS and DMA starts only add time";
+}
+
+// A strip narrower than the output row reads each valid window row as its own run over the
+// strip's clipped input columns (padding rows and columns read nothing).
+TEST(ModelPlan, NarrowPoolStripsReadOneRunPerValidWindowRow) {
+  abi::LayerDesc d = pool_desc(2, 9, 9);  // 3x3/2: 4x4 outputs
+  d.pool_pad_top = d.pool_pad_left = 1;
+  d.out_h = d.out_w = 5;
+  d.tile_m = 2, d.tile_n = 1, d.tile_r = 5, d.tile_c = 2;  // strips of 2, 2, 1 columns
+  const CostBreakdown c = evaluate_stream(d, board("zcu102"), DramModel::kBurst);
+  // Output row r covers input rows [2r - 1, 2r + 2) clipped to [0, 9): 2, 3, 3, 3, 2 rows.
+  const uint64_t rows = 2 + 3 + 3 + 3 + 2;
+  // Strip columns [2c0 - 1, 2c0 + 2 (count - 1) + 2) clipped: [0, 4) 4, [3, 8) 5, [7, 9) 2.
+  EXPECT_EQ(c.input_bytes, 2 * rows * (4 + 5 + 2));
+  EXPECT_EQ(c.output_bytes, 2u * 25);
+  EXPECT_EQ(c.dma_runs, 2 * rows * 3 + 1);  // all 50 results fit one output run
+}
+
+// A global average pool (2048 x 7x7 -> 2048 x 1x1, ResNet-50's last fabric layer) reads each
+// channel plane as one run of 49 bytes and writes the 2048 results back as one run: the DMA
+// calls follow the planes, not the window rows (16384 calls before).
+TEST(ModelPlan, GlobalAveragePoolReadsEachPlaneAsOneRun) {
+  abi::LayerDesc d = pool_desc(2048, 7, 7);
+  d.pool_kind = abi::kPoolAverage;
+  d.pool_h = d.pool_w = 7;
+  d.pool_stride_h = d.pool_stride_w = 1;
+  d.out_h = d.out_w = 1;
+  auto plan = plan_layers(std::vector<abi::LayerDesc>{d}, std::vector<std::string>{"gap"}, board("zcu102"));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const CostBreakdown& c = plan->layers[0].cost;
+  EXPECT_EQ(c.input_bytes, uint64_t{2048} * 49);
+  EXPECT_EQ(c.output_bytes, 2048u);
+  EXPECT_EQ(c.dma_runs, 2048u + 1);
+  EXPECT_EQ(c.dma_calls, 2048u + 1);
+  const BoardProfile b = board("zcu102");
+  EXPECT_EQ(c.bursts, 2048 * ((49 + b.burst_bytes - 1) / b.burst_bytes) + (2048 + b.burst_bytes - 1) / b.burst_bytes);
+}
+
+abi::LayerDesc add_desc(uint32_t c, uint32_t h, uint32_t w) {
+  abi::LayerDesc d{};
+  d.op = abi::kOpAdd;
+  d.in_c = d.out_c = c;
+  d.in_h = d.out_h = h;
+  d.in_w = d.out_w = w;
+  d.in_channels_total = d.in2_channels_total = d.out_channels_total = c;
+  d.in2_offset = c * h * w;
+  d.out_offset = 2 * c * h * w;
+  d.act_lo = -128;
+  d.act_hi = 127;
+  return d;
+}
+
+// kernels/accel_add.h streams each tensor's channel slice flat: a 2048x7x7 add costs as many
+// DMA calls as any other add of the same 100352 bytes, 3 per chunk of the on-chip buffers, not
+// 3 (or more) per 49-byte channel plane.
+TEST(ModelPlan, StreamedAddCostsCallsPerChunkNotPerChannel) {
+  const BoardProfile b = board("zcu102");
+  const std::vector<abi::LayerDesc> layers = {add_desc(2048, 7, 7), add_desc(128, 28, 28), add_desc(2048, 14, 14)};
+  auto plan = plan_layers(layers, std::vector<std::string>{"add7", "add28", "add14"}, b);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const uint64_t chunk = uint64_t{abi::kMaxTileR} * abi::kMaxTileC;
+  for (const LayerPlan& l : plan->layers) {
+    EXPECT_EQ(uint64_t{l.desc.tile_r} * l.desc.tile_c, chunk) << l.name << ": the largest chunk the buffers hold";
+    EXPECT_TRUE(abi::layer_fits(l.desc)) << l.name;
+    const uint64_t bytes = uint64_t{l.desc.out_c} * l.desc.out_h * l.desc.out_w;
+    const uint64_t chunks = (bytes + chunk - 1) / chunk;
+    EXPECT_EQ(l.cost.dma_calls, 3 * chunks) << l.name;
+    EXPECT_EQ(l.cost.dma_runs, 3 * chunks) << l.name;
+    EXPECT_EQ(l.cost.input_bytes, 2 * bytes) << l.name;
+    EXPECT_EQ(l.cost.output_bytes, bytes) << l.name;
+    EXPECT_EQ(l.cost.bursts, 3 * ((chunks - 1) * (chunk / b.burst_bytes) +
+                                  (bytes - (chunks - 1) * chunk + b.burst_bytes - 1) / b.burst_bytes))
+        << l.name;
+  }
+  EXPECT_EQ(plan->layers[0].cost.dma_calls, 3u * 25);  // 100352 bytes / 4096
+  EXPECT_EQ(plan->layers[0].cost.dma_calls, plan->layers[1].cost.dma_calls);
+  EXPECT_EQ(plan->layers[2].cost.dma_calls, 3u * 98);  // 401408 bytes / 4096: bytes, not channels, count
 }
 
 // TSO's comparison: tiles the volume-only model picks, timed by the burst model, are never

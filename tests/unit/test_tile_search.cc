@@ -117,6 +117,34 @@ TEST(CostModel, PartialRowsCostMoreBurstsThanFullRows) {
   EXPECT_LT(full.bursts, part.bursts);
 }
 
+// ResNet-50's downsample 1x1/2 conv 1024x14x14 -> 2048x7x7: the windows need 13 of each row's
+// 14 input columns. A tile covering all 7 output columns reads whole rows (kernels/accel_conv.h
+// load_input_tile), contiguous across the row tile: one run per channel per row tile and
+// m-tile, bytes = whole rows. A 4-column tile reads every input row of every column tile as
+// its own run.
+TEST(CostModel, FullWidthStride2ConvReadsOneRunPerChannelPerRowTile) {
+  const abi::LayerDesc d = make_conv_desc(1024, 14, 14, 2048, 1, 2);
+  ASSERT_EQ(d.out_w, 7u);
+  const ConvGeometry g = conv_geometry(d);
+  ASSERT_EQ(g.in_cols(7), 13u);
+  const BoardProfile b = board("zcu102");
+  const Candidate full{{64, 64, 7, 7}, Schedule::kOutputStationary, PartitionKind::kKs};
+  const CostBreakdown c = evaluate(g, b, full, DramModel::kBurst);
+  const uint64_t m_tiles = 2048 / 64;
+  const uint64_t in_runs = m_tiles * 1024 * 1;  // one row tile of 13 input rows
+  const uint64_t w_runs = uint64_t{2048} * (1024 / 64), out_runs = 2048;
+  EXPECT_EQ(c.dma_runs, in_runs + w_runs + out_runs);
+  EXPECT_EQ(c.input_bytes, m_tiles * 1024 * 13 * 14);  // whole rows 0..12
+  EXPECT_EQ(c.bursts, m_tiles * 1024 * ((13 * 14 + b.burst_bytes - 1) / b.burst_bytes) +
+                           uint64_t{2048} * (1024 / 64) * 1 + 2048 * 1);
+  const Candidate narrow{{64, 64, 7, 4}, Schedule::kOutputStationary, PartitionKind::kKs};
+  const CostBreakdown n = evaluate(g, b, narrow, DramModel::kBurst);
+  EXPECT_EQ(n.input_bytes, m_tiles * 1024 * 13 * (7 + 5));  // columns 0..6 and 8..12
+  // Input: 13 rows x 2 column tiles per channel; weights re-read per column tile; outputs per row.
+  EXPECT_EQ(n.dma_runs, m_tiles * 1024 * 13 * 2 + 2 * w_runs + uint64_t{2048} * 7 * 2);
+  EXPECT_LT(c.dram_cycles, n.dram_cycles);
+}
+
 std::vector<abi::LayerDesc> small_layers() {
   return {make_conv_desc(8, 16, 16, 16, 3, 1),   make_conv_desc(3, 32, 32, 24, 5, 2),
           make_conv_desc(32, 14, 14, 48, 1, 1),  make_conv_desc(16, 20, 20, 16, 3, 1, 16),
