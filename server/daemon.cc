@@ -93,6 +93,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   GrpcServerOptions grpc_options;
   grpc_options.host = options.listen;
   grpc_options.port = options.grpc_port;
+  grpc_options.health_services = {v1::Classifier::service_full_name(), v1::Telemetry::service_full_name()};
   grpc_options.max_receive_bytes =
       static_cast<int>(std::min<int64_t>(options.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
   TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get()}));
@@ -125,6 +126,7 @@ void Daemon::stop() {
   stopped_ = true;
   // New requests are refused (UNAVAILABLE / 503) while the running ones finish.
   if (stats_) stats_->set_ready(false);
+  if (grpc_) grpc_->set_serving(false);
   if (telemetry_) telemetry_->in_flight().start_draining();  // watch streams end at their next tick
   if (http_) http_->stop_accepting();
   if (classifier_) classifier_->in_flight().start_draining();

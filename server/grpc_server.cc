@@ -1,5 +1,7 @@
 #include "server/grpc_server.h"
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>
 
 #include <utility>
@@ -141,6 +143,10 @@ std::string join_host_port(const std::string& host, int port) {
 Result<std::unique_ptr<GrpcServer>> GrpcServer::start(const GrpcServerOptions& options,
                                                       const std::vector<grpc::Service*>& services) {
   const std::string address = join_host_port(options.host, options.port);
+  // grpc.health.v1.Health (SERVING until drain) and server reflection (grpcurl, Postman, ...):
+  // both process-wide switches read when the builder builds.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int bound_port = 0;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
@@ -152,7 +158,16 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::start(const GrpcServerOptions& o
   if (!server || bound_port == 0) {
     return Status::unavailable("gRPC cannot listen on " + address + " (is the port in use?)");
   }
-  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), bound_port));
+  std::unique_ptr<GrpcServer> grpc_server(new GrpcServer(std::move(server), bound_port, options.health_services));
+  grpc_server->set_serving(true);
+  return grpc_server;
+}
+
+void GrpcServer::set_serving(bool serving) {
+  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
+    for (const std::string& name : health_services_) health->SetServingStatus(name, serving);
+    health->SetServingStatus(serving);
+  }
 }
 
 GrpcServer::~GrpcServer() { shutdown(std::chrono::milliseconds(0)); }

@@ -57,6 +57,8 @@ struct GrpcServerOptions {
   std::string host = "127.0.0.1";
   int port = 50051;                  // 0 picks a free port
   int max_receive_bytes = 16 << 20;  // whole messages, so the image limit plus headroom
+  // Full service names grpc.health.v1.Health reports on, besides the server as a whole ("").
+  std::vector<std::string> health_services;
 };
 
 // A started grpc::Server serving the given services (which must outlive it).
@@ -68,15 +70,20 @@ class GrpcServer {
 
   // The bound port (the real one when options.port was 0).
   int port() const { return port_; }
+  // What grpc.health.v1.Health answers, for the server ("") and every service: SERVING or
+  // NOT_SERVING (draining).
+  void set_serving(bool serving);
   // Stops accepting calls and waits for running ones, cancelling those still running after
   // `grace`. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
 
  private:
-  GrpcServer(std::unique_ptr<grpc::Server> server, int port) : server_(std::move(server)), port_(port) {}
+  GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::vector<std::string> health_services)
+      : server_(std::move(server)), port_(port), health_services_(std::move(health_services)) {}
 
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  std::vector<std::string> health_services_;
   bool shut_down_ = false;
 };
 
