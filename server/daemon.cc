@@ -11,6 +11,7 @@
 #include "server/http_routes.h"
 #include "server/http_server.h"
 #include "server/inference_queue.h"
+#include "server/kserve/kserve_grpc_service.h"
 #include "server/model_repository.h"
 #include "accel/plan/plan_cache.h"
 
@@ -50,12 +51,13 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   d->queue_ = std::make_unique<InferenceQueue>(queue_options);
 
   d->classifier_ = std::make_unique<ClassifierService>(*d->models_, *d->queue_, options.max_image_bytes);
+  d->kserve_ = std::make_unique<kserve::KserveGrpcService>(*d->models_, *d->queue_);
   GrpcServerOptions grpc_options;
   grpc_options.host = options.listen;
   grpc_options.port = options.grpc_port;
   grpc_options.max_receive_bytes =
       static_cast<int>(std::min<int64_t>(options.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
-  TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get()}));
+  TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->kserve_.get()}));
 
   d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root);
   HttpServerOptions http_options;
@@ -85,12 +87,14 @@ void Daemon::stop() {
   // New requests are refused (UNAVAILABLE / 503) while the running ones finish.
   if (http_) http_->stop_accepting();
   if (classifier_) classifier_->in_flight().start_draining();
+  if (kserve_) kserve_->in_flight().start_draining();
   if (routes_) routes_->in_flight().start_draining();
   const bool http_busy = routes_ && routes_->in_flight().running() > 0;
   const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(options_.drain_timeout_s));
   const auto deadline = std::chrono::steady_clock::now() + drain;
   const bool idle = (!classifier_ || classifier_->in_flight().wait_until_idle(deadline)) &&
+                    (!kserve_ || kserve_->in_flight().wait_until_idle(deadline)) &&
                     (!routes_ || routes_->in_flight().wait_until_idle(deadline));
   if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
   if (grpc_) grpc_->shutdown(kFlushGrace);

@@ -19,6 +19,9 @@ class HttpServer;
 class InferenceQueue;
 class ModelRepository;
 class ClassifierService;
+namespace kserve {
+class KserveGrpcService;
+}
 
 // Every setting of the daemon (daemon_flags.h lists them as flags and config keys).
 struct DaemonOptions {
@@ -66,6 +69,7 @@ class Daemon {
   std::unique_ptr<InferenceQueue> queue_;
   std::unique_ptr<HttpRoutes> routes_;
   std::unique_ptr<ClassifierService> classifier_;
+  std::unique_ptr<kserve::KserveGrpcService> kserve_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> http_;
   bool stopped_ = false;
