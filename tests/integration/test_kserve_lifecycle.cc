@@ -1,6 +1,6 @@
 // KServe v2 under load and shutdown, on a copy of the bundled model with slow batches (a batch's
 // first request waits for company): a full queue (RESOURCE_EXHAUSTED / 503 + Retry-After), a
-// deadline that passes in the queue, and draining (readiness false, running calls finish, new
+// deadline that passes in the queue, a cancelled call, and draining (readiness false, running calls finish, new
 // ones refused).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -23,9 +23,10 @@ constexpr int kQueueDelayUs = 2'000'000;
 
 class KserveLifecycleTest : public ::testing::Test {
  protected:
+  // Debug logs: answered requests are logged too.
   void start(int max_queue) {
     models_ = std::make_unique<ModelsCopy>(8, kQueueDelayUs, max_queue);
-    daemon_ = std::make_unique<TesseradProcess>(std::vector<std::string>{}, models_->path());
+    daemon_ = std::make_unique<TesseradProcess>(std::vector<std::string>{"--log-level", "debug"}, models_->path());
     ASSERT_TRUE(daemon_->ok()) << daemon_->error();
     stub_ = kserve_stub(*daemon_);
     const auto images = load_fmnist_images();
@@ -87,6 +88,34 @@ TEST_F(KserveLifecycleTest, DeadlinePassingInTheQueueIsDeadlineExceeded) {
     if (!logged) std::this_thread::sleep_for(100ms);
   }
   EXPECT_TRUE(logged) << daemon_->log();
+}
+
+TEST_F(KserveLifecycleTest, CancelledCallLeavesTheQueueUnrun) {
+  start(16);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + 20s);
+  inference::ModelInferResponse response;
+  std::future<grpc::Status> call = std::async(std::launch::async, [&] {
+    return stub_->ModelInfer(&context, bytes_request(png_), &response);
+  });
+  std::this_thread::sleep_for(300ms);  // queued, waiting for company
+  context.TryCancel();
+  ASSERT_EQ(call.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(call.get().error_code(), grpc::StatusCode::CANCELLED);
+  // The server answers it CANCELLED when its batch would close, without running the model.
+  bool logged = false;
+  for (int i = 0; i < 50 && !logged; ++i) {
+    const std::string log = daemon_->log();
+    logged = log.find("kserve-grpc") != std::string::npos && log.find("CANCELLED") != std::string::npos;
+    if (!logged) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(logged) << daemon_->log();
+  EXPECT_EQ(daemon_->log().find("top1="), std::string::npos) << "the cancelled call ran";
+  // The daemon still answers (and would log the answer).
+  const KserveAnswer after = kserve_infer(*stub_, bytes_request(png_));
+  EXPECT_TRUE(after.status.ok()) << after.status.error_message();
+  for (int i = 0; i < 20 && daemon_->log().find("top1=") == std::string::npos; ++i) std::this_thread::sleep_for(100ms);
+  EXPECT_NE(daemon_->log().find("top1="), std::string::npos) << daemon_->log();
 }
 
 TEST_F(KserveLifecycleTest, DrainingIsNotReadyFinishesRunningCallsRefusesNewOnes) {
