@@ -11,6 +11,7 @@
 #include "server/http_routes.h"
 #include "server/http_server.h"
 #include "server/inference_queue.h"
+#include "server/kserve/kserve_grpc_service.h"
 #include "server/model_repository.h"
 #include "accel/plan/board_profile.h"
 #include "accel/plan/plan_cache.h"
@@ -90,13 +91,16 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   d->telemetry_ = std::make_unique<TelemetryService>(*d->stats_);
 
   d->classifier_ = std::make_unique<ClassifierService>(*d->models_, *d->queue_, options.max_image_bytes);
+  d->kserve_ = std::make_unique<kserve::KserveGrpcService>(*d->models_, *d->queue_);
   GrpcServerOptions grpc_options;
   grpc_options.host = options.listen;
   grpc_options.port = options.grpc_port;
-  grpc_options.health_services = {v1::Classifier::service_full_name(), v1::Telemetry::service_full_name()};
+  grpc_options.health_services = {v1::Classifier::service_full_name(), v1::Telemetry::service_full_name(),
+                                  inference::GRPCInferenceService::service_full_name()};
   grpc_options.max_receive_bytes =
       static_cast<int>(std::min<int64_t>(options.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
-  TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get()}));
+  TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get(),
+                                                                      d->kserve_.get()}));
 
   d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root, d->stats_.get());
   HttpServerOptions http_options;
@@ -130,12 +134,14 @@ void Daemon::stop() {
   if (telemetry_) telemetry_->in_flight().start_draining();  // watch streams end at their next tick
   if (http_) http_->stop_accepting();
   if (classifier_) classifier_->in_flight().start_draining();
+  if (kserve_) kserve_->in_flight().start_draining();
   if (routes_) routes_->in_flight().start_draining();
   const bool http_busy = routes_ && routes_->in_flight().running() > 0;
   const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(options_.drain_timeout_s));
   const auto deadline = std::chrono::steady_clock::now() + drain;
   const bool idle = (!classifier_ || classifier_->in_flight().wait_until_idle(deadline)) &&
+                    (!kserve_ || kserve_->in_flight().wait_until_idle(deadline)) &&
                     (!routes_ || routes_->in_flight().wait_until_idle(deadline));
   if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
   if (grpc_) grpc_->shutdown(kFlushGrace);

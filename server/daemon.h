@@ -24,6 +24,9 @@ namespace telemetry {
 class ServerStats;
 class TelemetrySampler;
 }  // namespace telemetry
+namespace kserve {
+class KserveGrpcService;
+}
 
 // Every setting of the daemon (daemon_flags.h lists them as flags and config keys).
 struct DaemonOptions {
@@ -77,6 +80,7 @@ class Daemon {
   std::unique_ptr<HttpRoutes> routes_;
   std::unique_ptr<ClassifierService> classifier_;
   std::unique_ptr<TelemetryService> telemetry_;
+  std::unique_ptr<kserve::KserveGrpcService> kserve_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> http_;
   bool stopped_ = false;

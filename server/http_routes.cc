@@ -10,6 +10,7 @@
 #include "server/classify_result.h"
 #include "server/http_responses.h"
 #include "server/inference_queue.h"
+#include "server/kserve/kserve_http.h"
 #include "server/model_repository.h"
 #include "server/request_id.h"
 #include "server/request_log.h"
@@ -91,6 +92,9 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   }
   if (path == "/healthz") {
     return reply(get ? make_text_response(200, "ok\n") : method_not_allowed("GET, HEAD"));
+  }
+  if (path.starts_with("/v2/") || path == "/v2") {
+    return kserve::KserveHttp(models_, queue_, in_flight_).handle(std::move(request), std::move(respond));
   }
   if (path.starts_with("/v1/") || path == "/v1") {
     return reply(make_error_response(Status::not_found("no such endpoint: " + std::string(path))));

@@ -19,6 +19,11 @@ void InFlightTracker::start_draining() {
   draining_ = true;
 }
 
+bool InFlightTracker::draining() const {
+  std::lock_guard lock(mu_);
+  return draining_;
+}
+
 bool InFlightTracker::wait_until_idle(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mu_);
   return idle_.wait_until(lock, deadline, [this] { return running_ == 0; });
@@ -27,11 +32,6 @@ bool InFlightTracker::wait_until_idle(std::chrono::steady_clock::time_point dead
 int InFlightTracker::running() const {
   std::lock_guard lock(mu_);
   return running_;
-}
-
-bool InFlightTracker::draining() const {
-  std::lock_guard lock(mu_);
-  return draining_;
 }
 
 }  // namespace tessera

@@ -16,10 +16,11 @@ class InFlightTracker {
 
   // From now on try_begin() fails.
   void start_draining();
+  // True once start_draining() ran (readiness answers "not ready").
+  bool draining() const;
   // Waits until every registered request has ended, at most until `deadline`; false on timeout.
   bool wait_until_idle(std::chrono::steady_clock::time_point deadline);
   int running() const;
-  bool draining() const;
 
  private:
   mutable std::mutex mu_;

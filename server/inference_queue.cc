@@ -11,6 +11,30 @@
 #include "server/request_log.h"
 
 namespace tessera {
+namespace {
+
+// Writes the job's input, preprocessed, into one slot of the batch tensor (`slot` floats).
+Status prepare_input(const InferenceJob& job, const PreprocessConfig& input, const DecodeLimits& limits,
+                     float* out, size_t slot) {
+  if (!job.tensor.empty()) {
+    if (job.tensor.size() != slot) {
+      return Status::invalid_argument("the input tensor has " + std::to_string(job.tensor.size()) +
+                                      " elements; the model takes " + std::to_string(slot));
+    }
+    std::copy(job.tensor.begin(), job.tensor.end(), out);
+    return Status::ok();
+  }
+  if (job.pixels != nullptr) return preprocess_into(*job.pixels, input, out);
+  auto image = decode_image(job.image, input.channels, limits);
+  return image ? preprocess_into(*image, input, out) : image.status();
+}
+
+// What the job brought, for the logs.
+size_t input_bytes(const InferenceJob& job) {
+  return job.image.size() + job.tensor.size() * sizeof(float) + (job.pixels ? job.pixels->pixels.size() : 0);
+}
+
+}  // namespace
 
 InferenceQueue::InferenceQueue(InferenceQueueOptions options) : options_(std::move(options)) {
   const int n = options_.workers > 0 ? options_.workers : 1;
@@ -25,9 +49,9 @@ InferenceQueue::~InferenceQueue() { stop(); }
 void InferenceQueue::answer(InferenceJob& job, Result<ClassifyResult> result) {
   const std::string& model = job.model ? job.model->name() : std::string();
   if (result) {
-    log_request_done(job.via, job.request_id, model, job.image.size(), *result);
+    log_request_done(job.via, job.request_id, model, input_bytes(job), *result);
   } else {
-    log_request_failed(job.via, job.request_id, model, job.image.size(), result.status());
+    log_request_failed(job.via, job.request_id, model, input_bytes(job), result.status());
   }
   if (options_.observer) options_.observer->on_answer(job, result);
   try {
@@ -192,8 +216,7 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
     const auto start = SteadyClock::now();
     Status status;
     try {
-      auto image = decode_image(job.image, input.channels, options_.decode_limits);
-      status = image ? preprocess_into(*image, input, tensor.ptr() + running.size() * slot) : image.status();
+      status = prepare_input(job, input, options_.decode_limits, tensor.ptr() + running.size() * slot, slot);
     } catch (const std::exception& e) {
       status = Status::internal(std::string("decode: ") + e.what());
     }

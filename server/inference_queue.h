@@ -36,6 +36,11 @@ struct InferenceJob {
   const ServedModel* model = nullptr;
   // The encoded image. The submitter keeps these bytes alive until `done` has run.
   std::span<const uint8_t> image;
+  // Instead of `image`, an input the caller already decoded (KServe tensors), kept alive the same
+  // way: `tensor` is the model's input as is (C*H*W floats, NCHW, preprocessed); else `pixels`
+  // is an image to preprocess like a decoded one.
+  std::span<const float> tensor;
+  const Image* pixels = nullptr;
   int top_k = kDefaultTopK;
   std::string request_id;
   const char* via = "";  // "grpc", "http", "kserve-grpc", "kserve-http": for logs and metrics

@@ -1,5 +1,8 @@
 #include "accel/runtime/model_config.h"
 
+#include <algorithm>
+#include <initializer_list>
+
 #include <fstream>
 
 #include "accel/common/toml_file.h"
@@ -66,9 +69,23 @@ Result<ResizeMode> resize_mode(const toml::table& table, const std::filesystem::
   return config_error(file, "input.resize", "must be \"stretch\", \"fit\" or \"center_crop\"");
 }
 
+// A key the loader does not know is a mistake (a typo would otherwise be silently ignored).
+Status only_known_keys(const toml::table& table, const std::filesystem::path& file, const std::string& prefix,
+                       std::initializer_list<std::string_view> known) {
+  for (const auto& [key, value] : table) {
+    if (std::find(known.begin(), known.end(), key.str()) != known.end()) continue;
+    std::string list;
+    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    return config_error(file, prefix + std::string(key.str()), "is not a setting here (known: " + list + ")");
+  }
+  return Status::ok();
+}
+
 Result<PreprocessConfig> input_config(const toml::table& root, const std::filesystem::path& file) {
   const auto* input = root["input"].as_table();
   if (!input) return config_error(file, "input", "table is required");
+  TESSERA_RETURN_IF_ERROR(only_known_keys(*input, file, "input.",
+                                          {"width", "height", "channels", "scale", "mean", "std", "invert", "resize"}));
   PreprocessConfig in;
   TESSERA_ASSIGN_OR_RETURN(in.width, positive_int(*input, file, "width", 8192));
   TESSERA_ASSIGN_OR_RETURN(in.height, positive_int(*input, file, "height", 8192));
@@ -91,6 +108,8 @@ Result<QuantConfig> quant_config(const toml::table& root, const std::filesystem:
   QuantConfig q;
   const auto* table = root["quantization"].as_table();
   if (!table) return q;
+  TESSERA_RETURN_IF_ERROR(
+      only_known_keys(*table, file, "quantization.", {"calibration", "method", "percentile", "max_images"}));
   if (const auto* node = table->get("calibration")) {
     auto value = node->value<std::string>();
     if (!value || value->empty()) return config_error(file, "quantization.calibration", "must be a folder name");
@@ -136,12 +155,7 @@ Result<BatchingConfig> batching_config(const toml::table& root, const std::files
   if (!node) return b;
   const auto* table = node->as_table();
   if (!table) return config_error(file, "batching", "must be a table");
-  for (const auto& [key, value] : *table) {
-    const std::string_view k = key.str();
-    if (k != "max_batch" && k != "max_queue_delay_us" && k != "max_queue") {
-      return config_error(file, "batching." + std::string(k), "is not a batching setting (max_batch, max_queue_delay_us, max_queue)");
-    }
-  }
+  TESSERA_RETURN_IF_ERROR(only_known_keys(*table, file, "batching.", {"max_batch", "max_queue_delay_us", "max_queue"}));
   TESSERA_ASSIGN_OR_RETURN(b.max_batch, optional_count(*table, file, "max_batch", 1, 256));
   TESSERA_ASSIGN_OR_RETURN(b.max_queue_delay_us, optional_count(*table, file, "max_queue_delay_us", 0, 10'000'000));
   TESSERA_ASSIGN_OR_RETURN(b.max_queue, optional_count(*table, file, "max_queue", 1, 1 << 20));
@@ -166,6 +180,9 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   const auto file = dir / "model.toml";
   if (!std::filesystem::exists(file)) return Status::not_found("no model.toml in " + dir.string());
   TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(file));
+  TESSERA_RETURN_IF_ERROR(only_known_keys(root, file, "",
+                                          {"name", "file", "format", "labels", "precision", "input", "quantization",
+                                           "batching"}));
   ModelConfig config;
   config.dir = std::filesystem::absolute(dir);
   TESSERA_ASSIGN_OR_RETURN(config.name, required_string(root, file, "name"));

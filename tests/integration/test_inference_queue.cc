@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "accel/image/preprocess.h"
 #include "server/inference_queue.h"
 #include "server/model_repository.h"
 #include "tests/integration/fmnist_images.h"
@@ -240,6 +241,47 @@ TEST_F(InferenceQueueTest, StopDrainsEveryQueuedJob) {
     auto r = f.get();
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   }
+}
+
+// A pre-decoded input (the model's tensor, or pixels to preprocess) classifies like the encoded
+// image it came from; a tensor of the wrong size is refused.
+TEST_F(InferenceQueueTest, DecodedInputsClassifyLikeTheImage) {
+  InferenceQueue queue({});
+  const ServedModel& model = models_->default_model();
+  auto decoded = decode_image({reinterpret_cast<const uint8_t*>(image_.data()), image_.size()}, 1);
+  ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
+  auto tensor = preprocess(*decoded, model.config().input);
+  ASSERT_TRUE(tensor.is_ok()) << tensor.status().to_string();
+
+  auto run = [&](auto set_input) {
+    std::promise<Result<ClassifyResult>> promise;
+    InferenceJob j = job([&](Result<ClassifyResult> r) { promise.set_value(std::move(r)); });
+    set_input(j);
+    queue.submit(std::move(j));
+    auto future = promise.get_future();
+    return wait(future);
+  };
+  auto from_image = run([](InferenceJob&) {});
+  ASSERT_TRUE(from_image.is_ok()) << from_image.status().to_string();
+  auto from_tensor = run([&](InferenceJob& j) {
+    j.image = {};
+    j.tensor = tensor->data;
+  });
+  ASSERT_TRUE(from_tensor.is_ok()) << from_tensor.status().to_string();
+  EXPECT_EQ(from_tensor->probabilities, from_image->probabilities);
+  auto from_pixels = run([&](InferenceJob& j) {
+    j.image = {};
+    j.pixels = &*decoded;
+  });
+  ASSERT_TRUE(from_pixels.is_ok()) << from_pixels.status().to_string();
+  EXPECT_EQ(from_pixels->probabilities, from_image->probabilities);
+
+  const std::vector<float> short_tensor(10, 0.0f);
+  auto refused = run([&](InferenceJob& j) {
+    j.image = {};
+    j.tensor = short_tensor;
+  });
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -104,5 +104,27 @@ TEST_F(ModelConfigTest, BadConfigsNameTheKey) {
   expect_error("name = [oops", "model.toml:1");
 }
 
+TEST_F(ModelConfigTest, BatchingAndPrecisionOverrideTheDaemon) {
+  write("model.toml", std::string(kValid) + "precision = \"fp32\"\n" /* lands in [input]: refused below */);
+  EXPECT_FALSE(load_model_config(dir_).is_ok());
+  write("model.toml", "precision = \"fp32\"\n" + std::string(kValid) +
+                          "[batching]\nmax_batch = 16\nmax_queue_delay_us = 500\n");
+  auto config = load_model_config(dir_);
+  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+  EXPECT_EQ(config->precision, "fp32");
+  EXPECT_EQ(config->batching.max_batch, 16u);
+  EXPECT_EQ(config->batching.max_queue_delay_us, 500u);
+  EXPECT_FALSE(config->batching.max_queue.has_value()) << "unset: the daemon's --max-queue";
+}
+
+TEST_F(ModelConfigTest, UnknownKeysAreErrorsNamingTheKey) {
+  expect_error("colour = 1\n" + std::string(kValid), "'colour'");
+  expect_error(std::string(kValid) + "widht = 3\n", "'input.widht'");
+  expect_error(std::string(kValid) + "[quantization]\nmetod = \"minmax\"\n", "'quantization.metod'");
+  expect_error(std::string(kValid) + "[batching]\nmax_batches = 4\n", "'batching.max_batches'");
+  expect_error(std::string(kValid) + "[batching]\nmax_batch = 0\n", "'batching.max_batch'");
+  expect_error("precision = \"int4\"\n" + std::string(kValid), "'precision'");
+}
+
 }  // namespace
 }  // namespace tessera

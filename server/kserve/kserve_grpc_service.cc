@@ -1,0 +1,122 @@
+#include "server/kserve/kserve_grpc_service.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "server/inference_queue.h"
+#include "server/kserve/decode_grpc.h"
+#include "server/kserve/infer_response.h"
+#include "server/kserve/metadata.h"
+#include "server/kserve/serving.h"
+#include "server/model_repository.h"
+#include "server/request_log.h"
+#include "server/status_mapping.h"
+
+namespace tessera::kserve {
+namespace {
+
+constexpr const char* kVia = "kserve-grpc";
+
+grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
+// gRPC's deadline (system clock) on the queue's steady clock.
+SteadyClock::time_point to_steady(std::chrono::system_clock::time_point deadline) {
+  if (deadline == std::chrono::system_clock::time_point::max()) return SteadyClock::time_point::max();
+  const auto left = deadline - std::chrono::system_clock::now();
+  return SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(left);
+}
+
+// The decoded request and its model, kept alive by the job's callback (the job points into it).
+struct PendingInfer {
+  InferRequest request;
+  KserveModel model;
+};
+
+}  // namespace
+
+KserveGrpcService::KserveGrpcService(const ModelRepository& models, InferenceQueue& queue)
+    : models_(models), queue_(queue) {}
+
+grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerContext* context,
+                                                        const inference::ServerLiveRequest* /*request*/,
+                                                        inference::ServerLiveResponse* response) {
+  response->set_live(true);
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* KserveGrpcService::ServerReady(grpc::CallbackServerContext* context,
+                                                         const inference::ServerReadyRequest* /*request*/,
+                                                         inference::ServerReadyResponse* response) {
+  response->set_ready(!in_flight_.draining());
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* KserveGrpcService::ModelReady(grpc::CallbackServerContext* context,
+                                                        const inference::ModelReadyRequest* request,
+                                                        inference::ModelReadyResponse* response) {
+  auto model = find_model(models_, request->name(), request->version());
+  if (!model) return finish(context, to_grpc_status(model.status()));
+  response->set_ready(!in_flight_.draining());
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* KserveGrpcService::ServerMetadata(grpc::CallbackServerContext* context,
+                                                            const inference::ServerMetadataRequest* /*request*/,
+                                                            inference::ServerMetadataResponse* response) {
+  *response = make_server_metadata(server_version());
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* KserveGrpcService::ModelMetadata(grpc::CallbackServerContext* context,
+                                                           const inference::ModelMetadataRequest* request,
+                                                           inference::ModelMetadataResponse* response) {
+  auto model = find_model(models_, request->name(), request->version());
+  if (!model) return finish(context, to_grpc_status(model.status()));
+  *response = make_model_metadata(model->signature);
+  return finish(context, grpc::Status::OK);
+}
+
+grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerContext* context,
+                                                        const inference::ModelInferRequest* request,
+                                                        inference::ModelInferResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const std::string request_id = log_request_id(request->id());
+  auto refuse = [&](const Status& status) {
+    log_request_failed(kVia, request_id, request->model_name(), request->ByteSizeLong(), status);
+    reactor->Finish(to_grpc_status(status));
+    return reactor;
+  };
+
+  auto model = find_model(models_, request->model_name(), request->model_version());
+  if (!model) return refuse(model.status());
+  auto decoded = decode_infer_request(*request, model->signature, queue_.options().decode_limits);
+  if (!decoded) return refuse(decoded.status());
+  if (!in_flight_.try_begin()) return refuse(Status::unavailable("the server is shutting down"));
+
+  auto pending = std::make_shared<PendingInfer>();
+  pending->request = std::move(decoded).value();
+  pending->model = std::move(model).value();
+  InferenceJob job;
+  job.model = pending->model.served;
+  set_job_input(job, pending->request.input);
+  job.top_k = effective_top_k(static_cast<uint64_t>(pending->request.top_k()), pending->model.signature.num_classes);
+  job.request_id = request_id;
+  job.via = kVia;
+  job.deadline = to_steady(context->deadline());
+  job.cancelled = [context] { return context->IsCancelled(); };
+  job.done = [this, reactor, response, pending](Result<ClassifyResult> result) {
+    if (result) *response = make_infer_response(pending->request, pending->model.signature, result->probabilities);
+    reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
+    in_flight_.end();
+  };
+  queue_.submit(std::move(job));
+  return reactor;
+}
+
+}  // namespace tessera::kserve

@@ -1,0 +1,53 @@
+// inference.GRPCInferenceService (the KServe v2 / Open Inference Protocol over gRPC) on the
+// callback API, next to tessera.v1.Classifier in the same grpc::Server.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "kserve/grpc_predict_v2.grpc.pb.h"
+#include "server/in_flight.h"
+
+namespace tessera {
+class InferenceQueue;
+class ModelRepository;
+}  // namespace tessera
+
+namespace tessera::kserve {
+
+// ModelInfer decodes and validates the request, hands it to the queue and returns its reactor at
+// once; the worker's callback encodes the response and finishes the RPC. Health and metadata
+// answer inline. ServerReady and ModelReady say false once the daemon drains.
+class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
+ public:
+  // Images are checked against the queue's decode limits.
+  KserveGrpcService(const ModelRepository& models, InferenceQueue& queue);
+
+  grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
+                                       const inference::ServerLiveRequest* request,
+                                       inference::ServerLiveResponse* response) override;
+  grpc::ServerUnaryReactor* ServerReady(grpc::CallbackServerContext* context,
+                                        const inference::ServerReadyRequest* request,
+                                        inference::ServerReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ModelReady(grpc::CallbackServerContext* context,
+                                       const inference::ModelReadyRequest* request,
+                                       inference::ModelReadyResponse* response) override;
+  grpc::ServerUnaryReactor* ServerMetadata(grpc::CallbackServerContext* context,
+                                           const inference::ServerMetadataRequest* request,
+                                           inference::ServerMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelMetadata(grpc::CallbackServerContext* context,
+                                          const inference::ModelMetadataRequest* request,
+                                          inference::ModelMetadataResponse* response) override;
+  grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
+                                       const inference::ModelInferRequest* request,
+                                       inference::ModelInferResponse* response) override;
+
+  // ModelInfer calls waiting for the queue; shutdown drains them.
+  InFlightTracker& in_flight() { return in_flight_; }
+
+ private:
+  const ModelRepository& models_;
+  InferenceQueue& queue_;
+  InFlightTracker in_flight_;
+};
+
+}  // namespace tessera::kserve

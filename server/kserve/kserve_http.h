@@ -1,0 +1,42 @@
+// The KServe v2 / Open Inference Protocol over HTTP/REST: every path under /v2.
+//   GET  /v2                                          server metadata
+//   GET  /v2/health/live, /v2/health/ready            200, or 400 when not ready (draining)
+//   GET  /v2/models/{m}[/versions/{v}]                model metadata
+//   GET  /v2/models/{m}[/versions/{v}]/ready          200, 400 when draining, 404 unknown model
+//   POST /v2/models/{m}[/versions/{v}]/infer          inference (JSON body; decode_json.h)
+// Errors are {"error": "<message>"} with the status of status_mapping.h (a full queue: 503 with
+// Retry-After). HEAD is answered like GET without the body.
+#pragma once
+
+#include <string>
+
+#include "server/http_types.h"
+#include "server/in_flight.h"
+
+namespace tessera {
+class InferenceQueue;
+class ModelRepository;
+}  // namespace tessera
+
+namespace tessera::kserve {
+
+// A view over the daemon's parts; cheap to make per request. Inference requests count in
+// `in_flight` (the HTTP routes' tracker, which shutdown drains).
+class KserveHttp {
+ public:
+  KserveHttp(const ModelRepository& models, InferenceQueue& queue, InFlightTracker& in_flight);
+
+  // Answers a request whose path is /v2 or under /v2/: inline, or for inference from the queue's
+  // callback.
+  void handle(HttpRequest request, HttpResponder respond);
+
+ private:
+  void infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name,
+             const std::string& version);
+
+  const ModelRepository& models_;
+  InferenceQueue& queue_;
+  InFlightTracker& in_flight_;
+};
+
+}  // namespace tessera::kserve
