@@ -12,6 +12,7 @@
 #include "server/inference_queue.h"
 #include "server/kserve/kserve_http.h"
 #include "server/model_repository.h"
+#include "server/multipart.h"
 #include "server/request_id.h"
 #include "server/request_log.h"
 #include "server/static_files.h"
@@ -133,13 +134,20 @@ void HttpRoutes::classify(HttpRequest& request, HttpResponder& respond) {
       return fail(Status::invalid_argument("top_k must be a non-negative integer, not '" + text + "'"), model->name());
     }
   }
-  if (body->empty()) return fail(Status::invalid_argument("the request body (the image) is empty"), model->name());
+  // The image: the whole body, or the file of a multipart form (a browser's <form>, curl -F).
+  std::string_view image(*body);
+  if (is_multipart_form(request[http::field::content_type])) {
+    auto file = multipart_file(request[http::field::content_type], *body);
+    if (!file) return fail(file.status(), model->name());
+    image = *file;
+  }
+  if (image.empty()) return fail(Status::invalid_argument("the request body (the image) is empty"), model->name());
 
   if (!in_flight_.try_begin()) return fail(Status::unavailable("the server is shutting down"), model->name());
 
   InferenceJob job;
   job.model = model;
-  job.image = {reinterpret_cast<const uint8_t*>(body->data()), body->size()};
+  job.image = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
   job.top_k = effective_top_k(top_k, model->num_classes());
   job.request_id = request_id;
   job.via = "http";

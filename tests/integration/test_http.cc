@@ -57,6 +57,25 @@ TEST_F(HttpTest, ClassifyAnswersJson) {
   EXPECT_GT(body["timing"]["total_us"].get<uint64_t>(), 0u);
 }
 
+// A browser form (multipart/form-data, as `curl -F image=@boot.png` sends it) classifies like
+// the raw body; a form without a file is a 400.
+TEST_F(HttpTest, MultipartFormClassifiesLikeTheRawBody) {
+  const std::string png = read_binary(images_[2].png);
+  const HttpReply raw = client_->post("/v1/classify", png, "image/png");
+  ASSERT_EQ(raw.status, 200) << raw.body;
+  const std::string boundary = "----tessera" + std::to_string(png.size());
+  const std::string form = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhi\r\n--" +
+                           boundary + "\r\nContent-Disposition: form-data; name=\"image\"; filename=\"x.png\"\r\n" +
+                           "Content-Type: image/png\r\n\r\n" + png + "\r\n--" + boundary + "--\r\n";
+  const HttpReply multi = client_->post("/v1/classify", form, "multipart/form-data; boundary=" + boundary);
+  ASSERT_EQ(multi.status, 200) << multi.body;
+  EXPECT_EQ(json::parse(multi.body)["classes"], json::parse(raw.body)["classes"]);
+  const std::string no_file = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhi\r\n--" +
+                              boundary + "--\r\n";
+  expect_error(client_->post("/v1/classify", no_file, "multipart/form-data; boundary=" + boundary), 400,
+               "INVALID_ARGUMENT");
+}
+
 TEST_F(HttpTest, KeepsTheConnectionAliveAcrossRequests) {
   const std::string image = read_binary(images_[0].jpg);
   for (int i = 0; i < 3; ++i) {
