@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "server/auth/grpc_auth.h"
 #include "server/inference_queue.h"
 #include "server/model_repository.h"
 #include "server/request_id.h"
@@ -42,13 +43,17 @@ void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response)
 }  // namespace
 
 ClassifierService::ClassifierService(const ModelRepository& models, InferenceQueue& queue,
-                                     int64_t max_image_bytes)
-    : models_(models), queue_(queue), max_image_bytes_(max_image_bytes) {}
+                                     int64_t max_image_bytes, const BearerTokens* tokens)
+    : models_(models), queue_(queue), max_image_bytes_(max_image_bytes), tokens_(tokens) {}
 
 grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContext* context,
                                                       const v1::ClassifyRequest* request,
                                                       v1::ClassifyResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (auto refused = check_grpc_bearer(*context, tokens_)) {
+    reactor->Finish(*refused);
+    return reactor;
+  }
   const std::string& image = request->image();
   // A bad caller id is refused, but logged under one of ours.
   const bool id_ok = request->request_id().empty() || is_valid_request_id(request->request_id());
@@ -96,6 +101,11 @@ grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerContext* context,
                                                         const v1::ListModelsRequest* /*request*/,
                                                         v1::ListModelsResponse* response) {
+  if (auto refused = check_grpc_bearer(*context, tokens_)) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(*refused);
+    return reactor;
+  }
   for (const auto& model : models_.models()) {
     const ModelConfig& config = model->config();
     v1::ModelInfo* info = response->add_models();
@@ -125,8 +135,10 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::start(const GrpcServerOptions& o
   const std::string address = join_host_port(options.host, options.port);
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(address, options.credentials ? options.credentials : grpc::InsecureServerCredentials(),
+                           &bound_port);
   builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_concurrent_streams);
   // Without this a second daemon on the same port would silently share it (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);

@@ -15,14 +15,17 @@
 
 namespace tessera {
 
+class BearerTokens;
 class InferenceQueue;
 class ModelRepository;
 
 // Classify validates, hands the job to the queue and returns its reactor at once; the worker's
-// callback fills the response and finishes the RPC. ListModels answers inline.
+// callback fills the response and finishes the RPC. ListModels answers inline. With `tokens`,
+// every RPC first wants a bearer token (auth/grpc_auth.h).
 class ClassifierService final : public v1::Classifier::CallbackService {
  public:
-  ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes);
+  ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
+                    const BearerTokens* tokens = nullptr);
 
   grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context,
                                      const v1::ClassifyRequest* request,
@@ -38,6 +41,7 @@ class ClassifierService final : public v1::Classifier::CallbackService {
   const ModelRepository& models_;
   InferenceQueue& queue_;
   const int64_t max_image_bytes_;
+  const BearerTokens* tokens_;
   InFlightTracker in_flight_;
 };
 
@@ -45,6 +49,8 @@ struct GrpcServerOptions {
   std::string host = "127.0.0.1";
   int port = 50051;                  // 0 picks a free port
   int max_receive_bytes = 16 << 20;  // whole messages, so the image limit plus headroom
+  int max_concurrent_streams = 100;  // per connection (GRPC_ARG_MAX_CONCURRENT_STREAMS)
+  std::shared_ptr<grpc::ServerCredentials> credentials;  // null: insecure (plain TCP)
 };
 
 // A started grpc::Server serving the given services (which must outlive it).
