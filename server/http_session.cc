@@ -294,19 +294,19 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
       head_sent_ = true;
       return tick();
     }
-    if (!source_) return end_stream();  // that was the end of the body
+    if (source_over_) return finish_source();  // that was the end of the body
     if (woken_) return tick();
     tick_timer_.expires_after(source_->interval());
     tick_timer_.async_wait(beast::bind_front_handler(&HttpSession::on_tick, this->shared_from_this()));
   }
 
   void on_tick(beast::error_code /*ec: cancelled by a wake or by the end*/) {
-    if (closing_ || !source_ || writing_in_progress_) return;
+    if (closing_ || !source_ || source_over_ || writing_in_progress_) return;
     tick();
   }
 
   void on_wake() {
-    if (closing_ || !source_) return;
+    if (closing_ || !source_ || source_over_) return;
     woken_ = true;
     if (head_sent_ && !writing_in_progress_) tick_timer_.cancel();  // on_tick runs now
   }
@@ -315,25 +315,30 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   void tick() {
     woken_ = false;
     std::optional<std::string> event = source_->next();
+    if (!event) {
+      spdlog::debug("http: event stream ended by the server");
+      source_over_ = true;
+      if (!chunked_) return finish_source();
+    } else {
+      event_ = std::move(*event);
+    }
     writing_in_progress_ = true;
     lowest().expires_after(limits_.write_timeout);
     auto on_written = beast::bind_front_handler(&HttpSession::on_stream_write, this->shared_from_this());
     if (!event) {
-      spdlog::debug("http: event stream ended by the server");
-      source_.reset();
-      if (!chunked_) {
-        writing_in_progress_ = false;
-        return end_stream();
-      }
       net::async_write(stream_, http::make_chunk_last(), std::move(on_written));
-      return;
-    }
-    event_ = std::move(*event);
-    if (chunked_) {
+    } else if (chunked_) {
       net::async_write(stream_, http::make_chunk(net::buffer(event_)), std::move(on_written));
     } else {
       net::async_write(stream_, net::buffer(event_), std::move(on_written));
     }
+  }
+
+  // The body's end is on the wire: the source goes (a drain waiting for it may go on), then the
+  // connection closes.
+  void finish_source() {
+    source_.reset();
+    end_stream();
   }
 
   // The whole body is out: stop watching, then close as after any last answer.
@@ -400,7 +405,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   std::array<char, 4096> drain_buffer_{};
 
   // The event stream, once one is the answer.
-  std::unique_ptr<HttpEventSource> source_;  // null once the source is over
+  std::unique_ptr<HttpEventSource> source_;  // null once the stream has ended
+  bool source_over_ = false;                 // next() said so; the body's end is being written
   http::response<http::empty_body> stream_head_;
   std::optional<http::response_serializer<http::empty_body>> head_serializer_;
   std::string event_;              // the event being written
