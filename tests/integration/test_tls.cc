@@ -88,6 +88,15 @@ TEST_F(TlsTest, HttpsServesTheApiAndRefusesPlainHttp) {
     EXPECT_NE(reply.body.find(images_[0].label_name), std::string::npos) << reply.body;
   }
 
+  // Server-sent events over TLS: the whole chunked body of two events, then the TLS close.
+  const HttpReply events = client.get("/v1/telemetry/stream?interval_ms=100&max_events=2");
+  ASSERT_EQ(events.status, 200) << events.error;
+  EXPECT_EQ(events.header("content-type"), "text/event-stream");
+  size_t count = 0;
+  for (size_t at = events.body.find("data: {"); at != std::string::npos; at = events.body.find("data: {", at + 1)) ++count;
+  EXPECT_EQ(count, 2u) << events.body;
+  EXPECT_NE(events.body.find("\"device_kind\":\"emu\""), std::string::npos) << events.body;
+
   HttpClient plain(daemon_->http_port(), std::chrono::seconds(5));
   const HttpReply refused = plain.get("/healthz");
   EXPECT_EQ(refused.status, 0) << "plain HTTP answered on the TLS port: " << refused.body;
