@@ -23,7 +23,13 @@ v1::ClassifyResponse error_answer(const std::string& model, const std::string& r
 }  // namespace
 
 ClassifyStreamReactor::ClassifyStreamReactor(ClassifierService& service, grpc::CallbackServerContext* context)
-    : service_(service), context_(context), admitted_(service.in_flight().try_begin()) {
+    : service_(service), context_(context) {
+  if (auto refused = service.check_token(*context)) {
+    finished_ = true;
+    Finish(*refused);
+    return;
+  }
+  admitted_ = service.in_flight().try_begin();
   if (!admitted_) {
     finished_ = true;
     Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));

@@ -39,7 +39,7 @@ class ClassifyStreamReactor final : public grpc::ServerBidiReactor<v1::ClassifyR
 
   ClassifierService& service_;
   grpc::CallbackServerContext* context_;
-  const bool admitted_;  // false: the server was draining; the stream ends UNAVAILABLE
+  bool admitted_ = false;  // false: refused (token, draining); the stream ended at once
 
   std::mutex mu_;
   std::unique_ptr<v1::ClassifyRequest> reading_;               // target of the read in progress

@@ -7,6 +7,7 @@
 #include <climits>
 #include <thread>
 
+#include "server/auth/bearer_tokens.h"
 #include "server/grpc_server.h"
 #include "server/http_routes.h"
 #include "server/http_server.h"
@@ -21,6 +22,7 @@
 #include "server/telemetry/sampler.h"
 #include "server/telemetry/server_stats.h"
 #include "server/telemetry/telemetry_service.h"
+#include "server/tls/tls_config.h"
 
 namespace tessera {
 namespace {
@@ -37,6 +39,27 @@ Daemon::Daemon(const DaemonOptions& options) : options_(options) {}
 
 Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   std::unique_ptr<Daemon> d(new Daemon(options));
+  // TLS files and tokens first: a bad file fails the start before anything slow.
+  TlsFiles tls_files;
+  tls_files.cert = options.tls_cert;
+  tls_files.key = options.tls_key;
+  tls_files.client_ca = options.tls_client_ca;
+  TESSERA_ASSIGN_OR_RETURN(const std::optional<TlsMaterial> tls, load_tls_material(tls_files));
+  std::shared_ptr<boost::asio::ssl::context> https;
+  if (tls) {
+    TESSERA_ASSIGN_OR_RETURN(https, make_https_context(*tls));
+  }
+  if (!options.auth_tokens.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(BearerTokens tokens, BearerTokens::load(options.auth_tokens));
+    d->tokens_ = std::make_unique<BearerTokens>(std::move(tokens));
+  }
+  spdlog::info("security: {}; {}", !tls ? "plain TCP (no TLS)" : tls->mutual() ? "mutual TLS" : "TLS",
+               d->tokens_ ? std::to_string(d->tokens_->size()) + " bearer token(s) from " + options.auth_tokens.string()
+                          : std::string("no bearer tokens"));
+  spdlog::info("limits: http read timeout {} s, write timeout {} s, {} requests in flight per connection; "
+               "grpc {} concurrent streams per connection",
+               options.http_read_timeout_s, options.http_write_timeout_s, options.http_max_in_flight,
+               options.grpc_max_concurrent_streams);
   EngineOptions engine_options;
   TESSERA_ASSIGN_OR_RETURN(engine_options.precision, parse_precision(options.precision));
   TESSERA_ASSIGN_OR_RETURN(engine_options.plan.objective, plan::parse_objective(options.objective));
@@ -88,10 +111,11 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   d->queue_ = std::make_unique<InferenceQueue>(queue_options);
   d->stats_->set_queue(d->queue_.get());
   d->sampler_->start();
-  d->telemetry_ = std::make_unique<TelemetryService>(*d->stats_);
+  d->telemetry_ = std::make_unique<TelemetryService>(*d->stats_, d->tokens_.get());
 
-  d->classifier_ = std::make_unique<ClassifierService>(*d->models_, *d->queue_, options.max_image_bytes);
-  d->kserve_ = std::make_unique<kserve::KserveGrpcService>(*d->models_, *d->queue_);
+  d->classifier_ =
+      std::make_unique<ClassifierService>(*d->models_, *d->queue_, options.max_image_bytes, d->tokens_.get());
+  d->kserve_ = std::make_unique<kserve::KserveGrpcService>(*d->models_, *d->queue_, d->tokens_.get());
   GrpcServerOptions grpc_options;
   grpc_options.host = options.listen;
   grpc_options.port = options.grpc_port;
@@ -99,15 +123,22 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
                                   inference::GRPCInferenceService::service_full_name()};
   grpc_options.max_receive_bytes =
       static_cast<int>(std::min<int64_t>(options.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
+  grpc_options.max_concurrent_streams = options.grpc_max_concurrent_streams;
+  grpc_options.credentials = grpc_server_credentials(tls);
   TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get(),
                                                                       d->kserve_.get()}));
 
-  d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root, d->stats_.get());
+  d->routes_ =
+      std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root, d->stats_.get(), d->tokens_.get());
   HttpServerOptions http_options;
   http_options.host = options.listen;
   http_options.port = options.http_port;
   http_options.threads = options.http_threads;
   http_options.limits.body_limit = static_cast<uint64_t>(options.max_image_bytes);
+  http_options.limits.read_timeout = std::chrono::seconds(options.http_read_timeout_s);
+  http_options.limits.write_timeout = std::chrono::seconds(options.http_write_timeout_s);
+  http_options.limits.max_in_flight = static_cast<size_t>(options.http_max_in_flight);
+  http_options.tls = https;
   TESSERA_ASSIGN_OR_RETURN(d->http_, HttpServer::start(http_options, *d->routes_));
   d->stats_->set_ready(true);
   return d;
@@ -136,6 +167,7 @@ void Daemon::stop() {
   if (classifier_) classifier_->in_flight().start_draining();
   if (kserve_) kserve_->in_flight().start_draining();
   if (routes_) routes_->in_flight().start_draining();
+  if (routes_) routes_->end_event_streams();  // SSE streams end now, not at their next tick
   const bool http_busy = routes_ && routes_->in_flight().running() > 0;
   const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(options_.drain_timeout_s));

@@ -13,6 +13,7 @@
 
 namespace tessera {
 
+class BearerTokens;
 class GrpcServer;
 class HttpRoutes;
 class HttpServer;
@@ -48,6 +49,13 @@ struct DaemonOptions {
   std::string log_format = "text";  // text | json
   int telemetry_interval_ms = 1000; // power/temperature sampling period
   std::filesystem::path sysfs_root = "/sys";  // hwmon rails and thermal zones (tests: a fake tree)
+  // TLS on both ports when a certificate and key are given (PEM); the client CA makes it mutual.
+  std::filesystem::path tls_cert, tls_key, tls_client_ca;
+  std::filesystem::path auth_tokens;  // bearer tokens, one per line; empty: none needed
+  int http_read_timeout_s = 30;       // per request, idle keep-alive, TLS handshake
+  int http_write_timeout_s = 30;      // per response and per server-sent event
+  int http_max_in_flight = 8;         // pipelined requests read but not answered, per connection
+  int grpc_max_concurrent_streams = 100;  // per connection
 };
 
 class Daemon {
@@ -73,6 +81,7 @@ class Daemon {
 
   const DaemonOptions options_;
   std::unique_ptr<ModelRepository> models_;
+  std::unique_ptr<BearerTokens> tokens_;  // null: no token needed; outlives the services and routes
   // Declared before the queue: the queue's workers report to the stats until the queue stops.
   std::unique_ptr<telemetry::TelemetrySampler> sampler_;
   std::unique_ptr<telemetry::ServerStats> stats_;

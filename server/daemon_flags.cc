@@ -119,6 +119,23 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
              &o.telemetry_interval_ms, 10, 3'600'000),
       path("sysfs-root", "Where sysfs is mounted: hwmon power rails and thermal zones are read below it",
            &o.sysfs_root),
+      path("tls-cert", "PEM certificate (chain) of the server: with --tls-key, gRPC and HTTP speak TLS only",
+           &o.tls_cert),
+      path("tls-key", "PEM private key of --tls-cert", &o.tls_key),
+      path("tls-client-ca", "PEM CA bundle: clients of both ports must present a certificate it signed (mutual TLS)",
+           &o.tls_client_ca),
+      path("auth-tokens",
+           "File of bearer tokens, one per line (# comments): inference, models, telemetry and metrics then want "
+           "'authorization: Bearer <token>'; health and the web page stay open",
+           &o.auth_tokens),
+      number("http-read-timeout-s", "HTTP: seconds to read a request (and an idle keep-alive, a TLS handshake)",
+             &o.http_read_timeout_s, 1, 3600),
+      number("http-write-timeout-s", "HTTP: seconds to write a response, and each server-sent event",
+             &o.http_write_timeout_s, 1, 3600),
+      number("http-max-in-flight", "HTTP: pipelined requests read but not yet answered, per connection",
+             &o.http_max_in_flight, 1, 1024),
+      number("grpc-max-concurrent-streams", "gRPC: concurrent calls per connection (HTTP/2 streams)",
+             &o.grpc_max_concurrent_streams, 1, 1'000'000),
   };
 }
 

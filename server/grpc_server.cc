@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "server/classify_stream.h"
+#include "server/auth/grpc_auth.h"
 #include "server/inference_queue.h"
 #include "server/model_repository.h"
 #include "server/request_id.h"
@@ -45,8 +46,8 @@ void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response)
 }
 
 ClassifierService::ClassifierService(const ModelRepository& models, InferenceQueue& queue,
-                                     int64_t max_image_bytes)
-    : models_(models), queue_(queue), max_image_bytes_(max_image_bytes) {}
+                                     int64_t max_image_bytes, const BearerTokens* tokens)
+    : models_(models), queue_(queue), max_image_bytes_(max_image_bytes), tokens_(tokens) {}
 
 Result<InferenceJob> ClassifierService::prepare_job(grpc::CallbackServerContext* context,
                                                     const v1::ClassifyRequest& request, const char* via,
@@ -85,6 +86,10 @@ grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContex
                                                       const v1::ClassifyRequest* request,
                                                       v1::ClassifyResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (auto refused = check_token(*context)) {
+    reactor->Finish(*refused);
+    return reactor;
+  }
   std::string request_id;
   Result<InferenceJob> job = prepare_job(context, *request, "grpc", request_id);
   if (!job) {
@@ -113,9 +118,18 @@ grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifierSe
   return new ClassifyStreamReactor(*this, context);
 }
 
+std::optional<grpc::Status> ClassifierService::check_token(const grpc::CallbackServerContext& context) const {
+  return check_grpc_bearer(context, tokens_);
+}
+
 grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerContext* context,
                                                         const v1::ListModelsRequest* /*request*/,
                                                         v1::ListModelsResponse* response) {
+  if (auto refused = check_token(*context)) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(*refused);
+    return reactor;
+  }
   for (const auto& model : models_.models()) {
     const ModelConfig& config = model->config();
     v1::ModelInfo* info = response->add_models();
@@ -149,8 +163,10 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::start(const GrpcServerOptions& o
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int bound_port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &bound_port);
+  builder.AddListeningPort(address, options.credentials ? options.credentials : grpc::InsecureServerCredentials(),
+                           &bound_port);
   builder.SetMaxReceiveMessageSize(options.max_receive_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_concurrent_streams);
   // Without this a second daemon on the same port would silently share it (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 
 namespace tessera {
 
+class BearerTokens;
 class ModelRepository;
 
 // The answer's wire form: classes, timing, batch size, energy.
@@ -23,10 +25,12 @@ void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response)
 
 // Classify validates, hands the job to the queue and returns its reactor at once; the worker's
 // callback fills the response and finishes the RPC. ClassifyStream does the same per message of
-// a stream (classify_stream.h). ListModels answers inline.
+// a stream (classify_stream.h). ListModels answers inline. With `tokens`, every RPC first wants a
+// bearer token (auth/grpc_auth.h).
 class ClassifierService final : public v1::Classifier::CallbackService {
  public:
-  ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes);
+  ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
+                    const BearerTokens* tokens = nullptr);
 
   grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context,
                                      const v1::ClassifyRequest* request,
@@ -45,11 +49,14 @@ class ClassifierService final : public v1::Classifier::CallbackService {
   Result<InferenceJob> prepare_job(grpc::CallbackServerContext* context, const v1::ClassifyRequest& request,
                                    const char* via, std::string& request_id);
   InferenceQueue& queue() { return queue_; }
+  // UNAUTHENTICATED when bearer tokens are configured and the call carries no accepted one.
+  std::optional<grpc::Status> check_token(const grpc::CallbackServerContext& context) const;
 
  private:
   const ModelRepository& models_;
   InferenceQueue& queue_;
   const int64_t max_image_bytes_;
+  const BearerTokens* tokens_;
   InFlightTracker in_flight_;
 };
 
@@ -59,6 +66,8 @@ struct GrpcServerOptions {
   int max_receive_bytes = 16 << 20;  // whole messages, so the image limit plus headroom
   // Full service names grpc.health.v1.Health reports on, besides the server as a whole ("").
   std::vector<std::string> health_services;
+  int max_concurrent_streams = 100;  // per connection (GRPC_ARG_MAX_CONCURRENT_STREAMS)
+  std::shared_ptr<grpc::ServerCredentials> credentials;  // null: insecure (plain TCP)
 };
 
 // A started grpc::Server serving the given services (which must outlive it).

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "server/auth/http_auth.h"
 #include "server/classify_result.h"
 #include "server/http_responses.h"
 #include "server/inference_queue.h"
@@ -16,6 +17,7 @@
 #include "server/request_id.h"
 #include "server/request_log.h"
 #include "server/static_files.h"
+#include "server/telemetry/telemetry_events.h"
 #include "server/telemetry/telemetry_json.h"
 #include "server/url.h"
 
@@ -65,8 +67,8 @@ HttpResponse strip_body(HttpResponse res) {
 }  // namespace
 
 HttpRoutes::HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
-                       const telemetry::ServerStats* stats)
-    : models_(models), queue_(queue), web_root_(std::move(web_root)), stats_(stats) {}
+                       const telemetry::ServerStats* stats, const BearerTokens* tokens)
+    : models_(models), queue_(queue), web_root_(std::move(web_root)), stats_(stats), tokens_(tokens) {}
 
 void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   const std::string_view path = split_target(request.target()).path;
@@ -75,6 +77,8 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   auto reply = [&](HttpResponse res) {
     respond(method == http::verb::head ? strip_body(std::move(res)) : std::move(res));
   };
+  // The one token check, before any route (those added later included).
+  if (auto refused = check_http_bearer(request, path, tokens_)) return reply(std::move(*refused));
 
   if (path == "/v1/classify") {
     if (method != http::verb::post) return reply(method_not_allowed("POST"));
@@ -86,6 +90,10 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   if (path == "/metrics" && stats_) {
     if (!get) return reply(method_not_allowed("GET, HEAD"));
     return reply(make_text_response(200, stats_->expose_metrics(), std::string(metrics::kContentType)));
+  }
+  if (path == "/v1/telemetry/stream" && stats_) {
+    if (method != http::verb::get) return reply(method_not_allowed("GET"));
+    return respond_telemetry_stream(request, respond, *stats_, in_flight_, event_streams_);
   }
   if (path == "/v1/telemetry" && stats_) {
     if (!get) return reply(method_not_allowed("GET, HEAD"));

@@ -17,8 +17,8 @@ using tcp = net::ip::tcp;
 // Accepts connections and starts a session, on its own strand, for each.
 class HttpListener : public std::enable_shared_from_this<HttpListener> {
  public:
-  HttpListener(net::io_context& ioc, const HttpSessionLimits& limits, HttpHandler& handler)
-      : ioc_(ioc), acceptor_(net::make_strand(ioc)), limits_(limits), handler_(handler) {}
+  HttpListener(net::io_context& ioc, const HttpSessionLimits& limits, net::ssl::context* tls, HttpHandler& handler)
+      : ioc_(ioc), acceptor_(net::make_strand(ioc)), limits_(limits), tls_(tls), handler_(handler) {}
 
   Status listen(const tcp::endpoint& endpoint) {
     beast::error_code ec;
@@ -58,7 +58,11 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
     if (ec) {
       spdlog::warn("http: accept: {}", ec.message());
     } else {
-      std::make_shared<HttpSession>(std::move(socket), limits_, handler_)->run();
+      if (tls_ != nullptr) {
+        start_https_session(std::move(socket), *tls_, limits_, handler_);
+      } else {
+        start_http_session(std::move(socket), limits_, handler_);
+      }
     }
     do_accept();
   }
@@ -66,6 +70,7 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   net::io_context& ioc_;
   tcp::acceptor acceptor_;
   const HttpSessionLimits& limits_;
+  net::ssl::context* tls_;  // null: plain HTTP
   HttpHandler& handler_;
 };
 
@@ -83,7 +88,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpServerOptions& o
     return Status::invalid_argument("HTTP cannot resolve listen address '" + options.host +
                                     "': " + ec.message());
   }
-  server->listener_ = std::make_shared<HttpListener>(server->ioc_, server->options_.limits, handler);
+  server->listener_ = std::make_shared<HttpListener>(server->ioc_, server->options_.limits, server->options_.tls.get(), handler);
   TESSERA_RETURN_IF_ERROR(server->listener_->listen(endpoints.begin()->endpoint()));
   server->port_ = server->listener_->port();
   server->listener_->run();

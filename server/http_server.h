@@ -2,6 +2,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
 
 #include <memory>
 #include <string>
@@ -21,6 +22,7 @@ struct HttpServerOptions {
   int port = 8080;                 // 0 picks a free port
   int threads = 2;                 // io_context threads
   HttpSessionLimits limits;
+  std::shared_ptr<boost::asio::ssl::context> tls;  // set: HTTPS only (every connection starts with a TLS handshake)
 };
 
 class HttpServer {

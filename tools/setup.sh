@@ -10,7 +10,9 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libboost-dev libspdlog-dev libgtest-dev libgmock-dev
   libturbojpeg0-dev libspng-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
-  libxrt-dev zlib1g-dev
+  libxrt-dev zlib1g-dev libssl-dev
+  # TLS certificates for the tests (the openssl CLI)
+  openssl
   # the real Prometheus server and promtool, which check the /metrics exposition
   prometheus
   # reference models and data for tests (PyTorch, ONNX, OpenCV live under /usr/bin/python3)

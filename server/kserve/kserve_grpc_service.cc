@@ -12,6 +12,7 @@
 #include "server/kserve/serving.h"
 #include "server/model_repository.h"
 #include "server/request_log.h"
+#include "server/auth/grpc_auth.h"
 #include "server/status_mapping.h"
 
 namespace tessera::kserve {
@@ -40,8 +41,9 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveGrpcService::KserveGrpcService(const ModelRepository& models, InferenceQueue& queue)
-    : models_(models), queue_(queue) {}
+KserveGrpcService::KserveGrpcService(const ModelRepository& models, InferenceQueue& queue,
+                                     const BearerTokens* tokens)
+    : models_(models), queue_(queue), tokens_(tokens) {}
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerContext* context,
                                                         const inference::ServerLiveRequest* /*request*/,
@@ -69,6 +71,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelReady(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* KserveGrpcService::ServerMetadata(grpc::CallbackServerContext* context,
                                                             const inference::ServerMetadataRequest* /*request*/,
                                                             inference::ServerMetadataResponse* response) {
+  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   *response = make_server_metadata(server_version());
   return finish(context, grpc::Status::OK);
 }
@@ -76,6 +79,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ServerMetadata(grpc::CallbackServer
 grpc::ServerUnaryReactor* KserveGrpcService::ModelMetadata(grpc::CallbackServerContext* context,
                                                            const inference::ModelMetadataRequest* request,
                                                            inference::ModelMetadataResponse* response) {
+  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   auto model = find_model(models_, request->name(), request->version());
   if (!model) return finish(context, to_grpc_status(model.status()));
   *response = make_model_metadata(model->signature);
@@ -85,6 +89,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelMetadata(grpc::CallbackServerC
 grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerContext* context,
                                                         const inference::ModelInferRequest* request,
                                                         inference::ModelInferResponse* response) {
+  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const std::string request_id = log_request_id(request->id());
   auto refuse = [&](const Status& status) {

@@ -10,6 +10,7 @@
 namespace tessera {
 class InferenceQueue;
 class ModelRepository;
+class BearerTokens;
 }  // namespace tessera
 
 namespace tessera::kserve {
@@ -19,8 +20,9 @@ namespace tessera::kserve {
 // answer inline. ServerReady and ModelReady say false once the daemon drains.
 class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
  public:
-  // Images are checked against the queue's decode limits.
-  KserveGrpcService(const ModelRepository& models, InferenceQueue& queue);
+  // Images are checked against the queue's decode limits. With `tokens`, metadata and inference
+  // want a bearer token; the health RPCs (ServerLive, ServerReady, ModelReady) stay open.
+  KserveGrpcService(const ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens = nullptr);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -47,6 +49,7 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
  private:
   const ModelRepository& models_;
   InferenceQueue& queue_;
+  const BearerTokens* tokens_;
   InFlightTracker in_flight_;
 };
 

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <memory>
 
+#include "server/auth/grpc_auth.h"
+
 namespace tessera {
 namespace {
 
@@ -112,27 +114,33 @@ void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out)
   }
 }
 
-TelemetryService::TelemetryService(const telemetry::ServerStats& stats) : stats_(stats) {}
+TelemetryService::TelemetryService(const telemetry::ServerStats& stats, const BearerTokens* tokens)
+    : stats_(stats), tokens_(tokens) {}
 
 grpc::ServerUnaryReactor* TelemetryService::GetTelemetry(grpc::CallbackServerContext* context,
                                                          const v1::GetTelemetryRequest* /*request*/,
                                                          v1::TelemetrySnapshot* response) {
-  to_proto(stats_.snapshot(), *response);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (auto refused = check_grpc_bearer(*context, tokens_)) {
+    reactor->Finish(*refused);
+    return reactor;
+  }
+  to_proto(stats_.snapshot(), *response);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
 
 grpc::ServerWriteReactor<v1::TelemetrySnapshot>* TelemetryService::WatchTelemetry(
-    grpc::CallbackServerContext* /*context*/, const v1::WatchTelemetryRequest* request) {
+    grpc::CallbackServerContext* context, const v1::WatchTelemetryRequest* request) {
+  // A reactor that only finishes: no token, or the server is draining.
+  class Refused final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot> {
+   public:
+    explicit Refused(const grpc::Status& status) { Finish(status); }
+    void OnDone() override { delete this; }
+  };
+  if (auto refused = check_grpc_bearer(*context, tokens_)) return new Refused(*refused);
   if (!in_flight_.try_begin()) {
-    // A reactor that only finishes: the server is draining.
-    class Refused final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot> {
-     public:
-      Refused() { Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down")); }
-      void OnDone() override { delete this; }
-    };
-    return new Refused();
+    return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
   }
   const uint32_t asked = request->interval_ms() == 0 ? kDefaultIntervalMs : request->interval_ms();
   return new WatchReactor(stats_, in_flight_, std::clamp(asked, kMinIntervalMs, kMaxIntervalMs),

@@ -10,12 +10,15 @@
 
 namespace tessera {
 
+class BearerTokens;
+
 // The wire form of a snapshot.
 void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out);
 
+// With `tokens`, every RPC first wants a bearer token (auth/grpc_auth.h).
 class TelemetryService final : public v1::Telemetry::CallbackService {
  public:
-  explicit TelemetryService(const telemetry::ServerStats& stats);
+  explicit TelemetryService(const telemetry::ServerStats& stats, const BearerTokens* tokens = nullptr);
 
   grpc::ServerUnaryReactor* GetTelemetry(grpc::CallbackServerContext* context, const v1::GetTelemetryRequest* request,
                                          v1::TelemetrySnapshot* response) override;
@@ -27,6 +30,7 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
 
  private:
   const telemetry::ServerStats& stats_;
+  const BearerTokens* tokens_;
   InFlightTracker in_flight_;
 };
 

@@ -1,6 +1,7 @@
 #include "tests/integration/http_client.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
 
 #include <cctype>
@@ -9,8 +10,21 @@ namespace tessera::testing {
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
+namespace ssl = net::ssl;
 
 HttpClient::HttpClient(int port, std::chrono::seconds timeout) : port_(port), timeout_(timeout), stream_(ioc_) {}
+
+HttpClient::HttpClient(int port, const HttpTlsOptions& tls, std::chrono::seconds timeout)
+    : port_(port), timeout_(timeout), stream_(ioc_) {
+  tls_context_.emplace(ssl::context::tls_client);
+  beast::error_code ignored;  // a bad file shows as a failed handshake
+  tls_context_->load_verify_file(tls.ca.string(), ignored);
+  tls_context_->set_verify_mode(ssl::verify_peer, ignored);
+  if (!tls.cert.empty()) {
+    tls_context_->use_certificate_chain_file(tls.cert.string(), ignored);
+    tls_context_->use_private_key_file(tls.key.string(), ssl::context::pem, ignored);
+  }
+}
 
 HttpReply HttpClient::request(http::verb method, const std::string& target, const std::string& body,
                               const std::string& content_type) {
@@ -21,15 +35,37 @@ HttpReply HttpClient::request(http::verb method, const std::string& target, cons
     ioc_.restart();
     ioc_.run();
   };
+  auto close_socket = [&] {
+    connected_ = false;
+    beast::error_code ignored;
+    if (tls_stream_) {
+      beast::get_lowest_layer(*tls_stream_).socket().close(ignored);
+    } else {
+      stream_.socket().close(ignored);
+    }
+  };
   if (!connected_) {
     buffer_.clear();
-    stream_.expires_after(timeout_);
-    stream_.async_connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)),
-                          [&](beast::error_code e) { ec = e; });
+    if (tls_context_) tls_stream_ = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(ioc_, *tls_context_);
+    beast::tcp_stream& lowest = tls_stream_ ? beast::get_lowest_layer(*tls_stream_) : stream_;
+    lowest.expires_after(timeout_);
+    lowest.async_connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port_)),
+                         [&](beast::error_code e) { ec = e; });
     run();
     if (ec) {
       reply.error = "connect: " + ec.message();
       return reply;
+    }
+    if (tls_stream_) {
+      tls_stream_->set_verify_callback(ssl::host_name_verification("127.0.0.1"));
+      lowest.expires_after(timeout_);
+      tls_stream_->async_handshake(ssl::stream_base::client, [&](beast::error_code e) { ec = e; });
+      run();
+      if (ec) {
+        reply.error = "TLS handshake: " + ec.message();
+        close_socket();
+        return reply;
+      }
     }
     connected_ = true;
   }
@@ -37,25 +73,31 @@ HttpReply HttpClient::request(http::verb method, const std::string& target, cons
   http::request<http::string_body> req{method, target, 11};
   req.set(http::field::host, "127.0.0.1");
   req.set(http::field::user_agent, "tessera-integration-test");
+  for (const auto& [name, value] : headers_) req.set(name, value);
   if (!content_type.empty()) req.set(http::field::content_type, content_type);
   req.body() = body;
   req.prepare_payload();
 
   beast::error_code write_ec;
-  stream_.expires_after(timeout_);
-  http::async_write(stream_, req, [&](beast::error_code e, size_t) { write_ec = e; });
-  run();
   // A server refusing a large body may answer and close before taking all of it: still read.
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 << 20);
   parser.skip(method == http::verb::head);  // a HEAD answer has headers only
-  stream_.expires_after(timeout_);
-  http::async_read(stream_, buffer_, parser, [&](beast::error_code e, size_t) { ec = e; });
-  run();
+  auto exchange = [&](auto& stream) {
+    beast::get_lowest_layer(stream).expires_after(timeout_);
+    http::async_write(stream, req, [&](beast::error_code e, size_t) { write_ec = e; });
+    run();
+    beast::get_lowest_layer(stream).expires_after(timeout_);
+    http::async_read(stream, buffer_, parser, [&](beast::error_code e, size_t) { ec = e; });
+    run();
+  };
+  if (tls_stream_) {
+    exchange(*tls_stream_);
+  } else {
+    exchange(stream_);
+  }
   if (ec) {
-    connected_ = false;
-    beast::error_code ignored;
-    stream_.socket().close(ignored);
+    close_socket();
     reply.error = "read: " + ec.message() + (write_ec ? " (write: " + write_ec.message() + ")" : "");
     return reply;
   }
@@ -68,11 +110,7 @@ HttpReply HttpClient::request(http::verb method, const std::string& target, cons
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     reply.headers[name] = std::string(field.value());
   }
-  if (!reply.keep_alive) {
-    connected_ = false;
-    beast::error_code ignored;
-    stream_.socket().close(ignored);
-  }
+  if (!reply.keep_alive) close_socket();
   return reply;
 }
 
