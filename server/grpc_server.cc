@@ -15,16 +15,6 @@
 #include "server/status_mapping.h"
 
 namespace tessera {
-namespace {
-
-// Converts a deadline on the system clock (gRPC's) to the steady clock (the queue's).
-SteadyClock::time_point to_steady(std::chrono::system_clock::time_point deadline) {
-  if (deadline == std::chrono::system_clock::time_point::max()) return SteadyClock::time_point::max();
-  const auto left = deadline - std::chrono::system_clock::now();
-  return SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(left);
-}
-
-}  // namespace
 
 void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response) {
   for (const ScoredClass& scored : result.classes) {
@@ -77,7 +67,7 @@ Result<InferenceJob> ClassifierService::prepare_job(grpc::CallbackServerContext*
   job.top_k = effective_top_k(request.top_k(), model->num_classes());
   job.request_id = request_id;
   job.via = via;
-  job.deadline = to_steady(context->deadline());
+  job.deadline = steady_deadline(context->deadline());
   job.cancelled = [context] { return context->IsCancelled(); };
   return job;
 }

@@ -28,6 +28,14 @@ struct ServedModel;
 
 using SteadyClock = std::chrono::steady_clock;
 
+// A caller's deadline on the system clock (gRPC's) as a queue deadline on the steady clock;
+// none stays none.
+inline SteadyClock::time_point steady_deadline(std::chrono::system_clock::time_point deadline) {
+  if (deadline == std::chrono::system_clock::time_point::max()) return SteadyClock::time_point::max();
+  return SteadyClock::now() +
+         std::chrono::duration_cast<SteadyClock::duration>(deadline - std::chrono::system_clock::now());
+}
+
 // Receives a job's result, or the Status saying why there is none.
 using InferenceCallback = std::function<void(Result<ClassifyResult>)>;
 

@@ -150,6 +150,26 @@ double lower_bound_energy_uj(const ConvGeometry& g, const BoardProfile& b, const
          b.static_watts * seconds * 1e6;
 }
 
+void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
+  // Burst model: whole bursts cross the bus, each contiguous run opens with a CAS latency (TSO
+  // Algorithm 4, charged per non-contiguous access) and each DMA call pays its start cost C
+  // (seeds/000 eq. 1). Volume model: bytes / bandwidth only (TSO-noburst).
+  cb.dram_cycles = model == DramModel::kBurst
+                       ? static_cast<double>(cb.bursts) * b.burst_bytes / b.ddr_bytes_per_cycle() +
+                             static_cast<double>(cb.dma_runs) * b.cas_cycles +
+                             static_cast<double>(cb.dma_calls) * b.dma_start_cycles
+                       : static_cast<double>(cb.ddr_bytes) / b.ddr_bytes_per_cycle();
+  cb.dma_cycles = static_cast<double>(cb.dma_calls) * b.dma_start_cycles +
+                  static_cast<double>(cb.dma_runs) * b.dma_scatter_cycles +
+                  static_cast<double>(cb.ddr_bytes) * b.dma_byte_cycles;
+  // Double buffering overlaps step i's transfers with step i-1's MACs; the first load is exposed.
+  cb.total_cycles = std::max(cb.mac_cycles, cb.dram_cycles) + cb.dram_cycles / static_cast<double>(cb.steps);
+  cb.memory_bound = cb.dram_cycles > cb.mac_cycles;
+  const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
+  cb.energy_uj = (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
+                 b.static_watts * seconds * 1e6;
+}
+
 CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candidate& cand, DramModel model) {
   const TileShape& t = cand.tile;
   const uint32_t B = b.burst_bytes;
@@ -266,24 +286,7 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
   cb.steps = ceil_div(sl.m, t.m) * ceil_div(sl.r, t.r) * nc * nn;  // the busiest CU (TSO eq. 8)
   cb.mac_cycles = static_cast<double>(cb.steps) * step_mac_cycles(g, b, t);
   cb.macs = static_cast<uint64_t>(M) * N * kk * g.conv_rows(R) * g.conv_cols(C);
-  const double volume = static_cast<double>(cb.ddr_bytes) / b.ddr_bytes_per_cycle();
-  // Burst model: whole bursts cross the bus, each contiguous run opens with a CAS latency (TSO
-  // Algorithm 4, charged per non-contiguous access) and each DMA call pays its start cost C
-  // (seeds/000 eq. 1). Volume model: bytes / bandwidth only (TSO-noburst).
-  cb.dram_cycles = model == DramModel::kBurst
-                       ? static_cast<double>(cb.bursts) * B / b.ddr_bytes_per_cycle() +
-                             static_cast<double>(cb.dma_runs) * b.cas_cycles +
-                             static_cast<double>(cb.dma_calls) * b.dma_start_cycles
-                       : volume;
-  cb.dma_cycles = static_cast<double>(cb.dma_calls) * b.dma_start_cycles +
-                  static_cast<double>(cb.dma_runs) * b.dma_scatter_cycles +
-                  static_cast<double>(cb.ddr_bytes) * b.dma_byte_cycles;
-  // Double buffering overlaps step i's transfers with step i-1's MACs; the first load is exposed.
-  cb.total_cycles = std::max(cb.mac_cycles, cb.dram_cycles) + cb.dram_cycles / static_cast<double>(cb.steps);
-  cb.memory_bound = cb.dram_cycles > cb.mac_cycles;
-  const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
-  cb.energy_uj = (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
-                 b.static_watts * seconds * 1e6;
+  finish_cost(cb, b, model);
   return cb;
 }
 

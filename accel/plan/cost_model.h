@@ -104,6 +104,9 @@ uint64_t tile_footprint(const ConvGeometry& g, const TileShape& t);
 
 // Cost of a candidate; the caller checks the candidate fits (abi::layer_fits and the budget).
 CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& board, const Candidate& c, DramModel model);
+// The time and energy of a layer whose transfer counts (calls, runs, bursts, bytes), MAC cycles,
+// MACs and steps are set: DRAM cycles by `model`, double-buffered total, bound, energy.
+void finish_cost(CostBreakdown& cb, const BoardProfile& board, DramModel model);
 
 // Lower bound of evaluate(...).total_cycles over all schedules/partitions for this tile: the
 // MAC time with all CUs busy and the compulsory DDR traffic (every byte once).

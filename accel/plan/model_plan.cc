@@ -163,19 +163,7 @@ CostBreakdown evaluate_stream(const abi::LayerDesc& d, const BoardProfile& b, Dr
   cb.cus_used = 1;
   // One window element (pool) or one sum (add) per lane and cycle.
   cb.mac_cycles = static_cast<double>(ceil_div(cb.macs, b.mac_lanes));
-  cb.dram_cycles = model == DramModel::kBurst
-                       ? static_cast<double>(cb.bursts) * b.burst_bytes / b.ddr_bytes_per_cycle() +
-                             static_cast<double>(cb.dma_runs) * b.cas_cycles +
-                             static_cast<double>(cb.dma_calls) * b.dma_start_cycles
-                       : static_cast<double>(cb.ddr_bytes) / b.ddr_bytes_per_cycle();
-  cb.dma_cycles = static_cast<double>(cb.dma_calls) * b.dma_start_cycles +
-                  static_cast<double>(cb.dma_runs) * b.dma_scatter_cycles +
-                  static_cast<double>(cb.ddr_bytes) * b.dma_byte_cycles;
-  cb.total_cycles = std::max(cb.mac_cycles, cb.dram_cycles) + cb.dram_cycles / static_cast<double>(cb.steps);
-  cb.memory_bound = cb.dram_cycles > cb.mac_cycles;
-  const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
-  cb.energy_uj = (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
-                 b.static_watts * seconds * 1e6;
+  finish_cost(cb, b, model);
   return cb;
 }
 

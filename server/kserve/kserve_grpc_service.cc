@@ -26,13 +26,6 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
   return reactor;
 }
 
-// gRPC's deadline (system clock) on the queue's steady clock.
-SteadyClock::time_point to_steady(std::chrono::system_clock::time_point deadline) {
-  if (deadline == std::chrono::system_clock::time_point::max()) return SteadyClock::time_point::max();
-  const auto left = deadline - std::chrono::system_clock::now();
-  return SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(left);
-}
-
 // The decoded request and its model, kept alive by the job's callback (the job points into it).
 struct PendingInfer {
   InferRequest request;
@@ -113,7 +106,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   job.top_k = effective_top_k(static_cast<uint64_t>(pending->request.top_k()), pending->model.signature.num_classes);
   job.request_id = request_id;
   job.via = kVia;
-  job.deadline = to_steady(context->deadline());
+  job.deadline = steady_deadline(context->deadline());
   job.cancelled = [context] { return context->IsCancelled(); };
   job.done = [this, reactor, response, pending](Result<ClassifyResult> result) {
     if (result) *response = make_infer_response(pending->request, pending->model.signature, result->probabilities);
