@@ -1,24 +1,43 @@
 // tessera: the command-line client of tesserad.
 #include <CLI/CLI.hpp>
 
+#include <exception>
+#include <iostream>
+
 #include "client/commands/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"tessera: classify images with a tesserad daemon"};
+  namespace c = tessera::client;
+  CLI::App app{"tessera: classify images with a tesserad daemon, benchmark it, watch a board or a fleet"};
   app.require_subcommand(1);
-  tessera::client::ClassifyArgs classify_args;
-  tessera::client::ModelsArgs models_args;
-  CLI::App* classify = tessera::client::add_classify_command(app, classify_args);
-  CLI::App* models = tessera::client::add_models_command(app, models_args);
-  tessera::client::EvalArgs eval_args;
-  CLI::App* eval = tessera::client::add_eval_command(app, eval_args);
-  tessera::client::PlanArgs plan_args;
-  CLI::App* plan = tessera::client::add_plan_command(app, plan_args);
+  c::ClassifyArgs classify_args;
+  c::ModelsArgs models_args;
+  c::EvalArgs eval_args;
+  c::PlanArgs plan_args;
+  c::BenchArgs bench_args;
+  c::WatchArgs watch_args;
+  c::FleetArgs fleet_args;
+  CLI::App* classify = c::add_classify_command(app, classify_args);
+  CLI::App* models = c::add_models_command(app, models_args);
+  CLI::App* eval = c::add_eval_command(app, eval_args);
+  CLI::App* plan = c::add_plan_command(app, plan_args);
+  CLI::App* bench = c::add_bench_command(app, bench_args);
+  CLI::App* watch = c::add_watch_command(app, watch_args);
+  CLI::App* fleet = c::add_fleet_command(app, fleet_args);
   CLI11_PARSE(app, argc, argv);
 
-  if (classify->parsed()) return tessera::client::run_classify(classify_args);
-  if (models->parsed()) return tessera::client::run_models(models_args);
-  if (eval->parsed()) return tessera::client::run_eval(eval_args);
-  if (plan->parsed()) return tessera::client::run_plan(plan_args);
+  try {
+    if (classify->parsed()) return c::run_classify(classify_args);
+    if (models->parsed()) return c::run_models(models_args);
+    if (eval->parsed()) return c::run_eval(eval_args);
+    if (plan->parsed()) return c::run_plan(plan_args);
+    if (bench->parsed()) return c::run_bench(bench_args);
+    if (watch->parsed()) return c::run_watch(watch_args);
+    if (fleet->parsed()) return c::run_fleet(fleet_args);
+  } catch (const std::exception& e) {
+    // e.g. an unreadable --tls-ca file
+    std::cerr << "tessera: " << e.what() << "\n";
+    return 1;
+  }
   return 2;
 }

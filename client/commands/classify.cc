@@ -1,4 +1,7 @@
-// tessera classify: sends each image to the daemon and prints its top-k.
+// tessera classify: sends each image (directories expanded) to the daemon and prints its top-k,
+// as text, JSON lines and/or a CSV file; failures are reported per file and counted.
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -6,8 +9,10 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "client/commands/commands.h"
 #include "client/commands/common.h"
@@ -55,36 +60,117 @@ void print_text(const std::string& file, const v1::ClassifyResponse& response) {
             << " µs\n";
 }
 
+// CSV field, quoted when it holds a separator, quote or line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The files to classify: arguments as given, directories replaced by their images (sorted). A
+// directory without images is an error of its own (returned in `empty_dirs`).
+std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, std::vector<std::string>& empty_dirs) {
+  std::vector<std::string> files;
+  for (const std::string& input : inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(input, ec)) {
+      const auto images = list_images(input);
+      if (images.empty()) empty_dirs.push_back(input);
+      for (const auto& p : images) files.push_back(p.string());
+    } else {
+      files.push_back(input);
+    }
+  }
+  return files;
+}
+
+// "[#######.......]  12/40  1 failed" redrawn in place on stderr.
+void draw_progress(size_t done, size_t total, size_t failed) {
+  constexpr int kWidth = 30;
+  const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar += std::string(static_cast<size_t>(kWidth - filled), '.');
+  std::fprintf(stderr, "\r[%s] %zu/%zu", bar.c_str(), done, total);
+  if (failed) std::fprintf(stderr, "  %zu failed", failed);
+  std::fprintf(stderr, "\033[K");
+  std::fflush(stderr);
+}
+
 }  // namespace
 
 CLI::App* add_classify_command(CLI::App& app, ClassifyArgs& args) {
-  CLI::App* cmd = app.add_subcommand("classify", "Classify image files (JPEG or PNG)");
-  args.server = kDefaultServer;
-  cmd->add_option("--server", args.server, "tesserad's gRPC address, HOST:PORT")->capture_default_str();
+  CLI::App* cmd = app.add_subcommand("classify", "Classify image files (JPEG or PNG) and folders of them");
+  add_connection_options(cmd, args.connection);
   cmd->add_option("--model", args.model, "Model name (default: the daemon's default model)");
   cmd->add_option("--top-k", args.top_k, "Classes to show per image")
       ->capture_default_str()->check(CLI::Range(1u, 100000u));
   cmd->add_flag("--json", args.json, "Print one JSON object per image per line");
+  cmd->add_option("--csv", args.csv, "Also write one CSV row per image to this file");
   cmd->add_option("--timeout", args.timeout_s, "Seconds to wait for each answer")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("images", args.images, "Image files")->required();
+  cmd->add_option("images", args.images, "Image files, or folders of .jpg/.jpeg/.png files (sorted)")->required();
   return cmd;
 }
 
 int run_classify(const ClassifyArgs& args) {
-  auto stub = make_stub(args.server);
-  bool failed = false;
+  auto stub = v1::Classifier::NewStub(make_channel(args.connection));
+  std::vector<std::string> empty_dirs;
+  const std::vector<std::string> files = expand_inputs(args.images, empty_dirs);
+  size_t failed = 0;
+  for (const std::string& dir : empty_dirs) {
+    std::cerr << "tessera: " << dir << ": no .jpg/.jpeg/.png files in this folder\n";
+    if (args.json) {
+      const nlohmann::json out = {{"file", dir}, {"error", {{"code", "NOT_FOUND"}, {"message", "no images in folder"}}}};
+      std::cout << out.dump() << "\n";
+    }
+    ++failed;
+  }
+
+  std::ofstream csv;
+  if (!args.csv.empty()) {
+    csv.open(args.csv);
+    if (!csv) {
+      std::cerr << "tessera: cannot write " << args.csv << ": " << std::strerror(errno) << "\n";
+      return 1;
+    }
+    csv << "file,status,error";
+    for (unsigned k = 1; k <= args.top_k; ++k) csv << ",label_" << k << ",score_" << k;
+    csv << ",total_us,inference_us\n";
+  }
+  auto csv_error = [&](const std::string& file, const std::string& code, const std::string& message) {
+    if (!csv.is_open()) return;
+    csv << csv_field(file) << "," << code << "," << csv_field(message);
+    for (unsigned k = 0; k < args.top_k; ++k) csv << ",,";
+    csv << ",,\n";
+  };
+
+  // The progress bar shares stderr with the error lines; it is only drawn on a terminal, and
+  // each error line first clears it.
+  const bool progress = is_tty(STDERR_FILENO) && files.size() > 1;
+  auto report_error = [&](const std::string& line) {
+    if (progress) std::cerr << "\r\033[K";
+    std::cerr << line << "\n";
+  };
+
   bool first = true;
-  for (const std::string& file : args.images) {
+  size_t done = 0;
+  for (const std::string& file : files) {
+    if (progress) draw_progress(done, files.size(), failed);
+    ++done;
     ReadError error;
     std::optional<std::string> image = read_file(file, error);
     if (!image) {
-      std::cerr << "tessera: " << file << ": " << error.message << "\n";
+      report_error("tessera: " + file + ": " + error.message);
       if (args.json) {
         const nlohmann::json out = {{"file", file}, {"error", {{"code", error.code}, {"message", error.message}}}};
         std::cout << out.dump() << "\n";
       }
-      failed = true;
+      csv_error(file, error.code, error.message);
+      ++failed;
       continue;
     }
     v1::ClassifyRequest request;
@@ -93,18 +179,30 @@ int run_classify(const ClassifyArgs& args) {
     request.set_top_k(args.top_k);
     v1::ClassifyResponse response;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000)));
+    prepare_context(context, args.connection, seconds_to_us(args.timeout_s));
     const grpc::Status status = stub->Classify(&context, request, &response);
     if (!status.ok()) {
-      std::cerr << "tessera: " << file << ": " << grpc_code_name(status.error_code()) << ": "
-                << status.error_message() << "\n";
+      report_error("tessera: " + file + ": " + grpc_code_name(status.error_code()) + ": " + status.error_message());
       if (args.json) {
         const nlohmann::json out = {{"file", file}, {"error", error_json(status)}};
         std::cout << out.dump() << "\n";
       }
-      failed = true;
+      csv_error(file, grpc_code_name(status.error_code()), status.error_message());
+      ++failed;
       continue;
+    }
+    if (csv.is_open()) {
+      csv << csv_field(file) << ",OK,";
+      for (unsigned k = 0; k < args.top_k; ++k) {
+        if (k < static_cast<unsigned>(response.classes_size())) {
+          char score[32];
+          std::snprintf(score, sizeof score, "%.6f", static_cast<double>(response.classes(static_cast<int>(k)).score()));
+          csv << "," << csv_field(response.classes(static_cast<int>(k)).label()) << "," << score;
+        } else {
+          csv << ",,";
+        }
+      }
+      csv << "," << response.timing().total_us() << "," << response.timing().inference_us() << "\n";
     }
     if (args.json) {
       nlohmann::json out = to_json(response);
@@ -116,6 +214,20 @@ int run_classify(const ClassifyArgs& args) {
     }
     first = false;
     std::cout.flush();
+  }
+  if (progress) {
+    draw_progress(done, files.size(), failed);
+    std::cerr << "\n";
+  }
+  if (csv.is_open()) {
+    csv.flush();
+    if (!csv) {
+      std::cerr << "tessera: error writing " << args.csv << "\n";
+      return 1;
+    }
+  }
+  if (failed) {
+    std::cerr << "tessera: " << failed << " of " << files.size() + empty_dirs.size() << " failed\n";
   }
   return failed ? 1 : 0;
 }

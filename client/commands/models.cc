@@ -9,8 +9,7 @@ namespace tessera::client {
 
 CLI::App* add_models_command(CLI::App& app, ModelsArgs& args) {
   CLI::App* cmd = app.add_subcommand("models", "List the models the daemon serves");
-  args.server = kDefaultServer;
-  cmd->add_option("--server", args.server, "tesserad's gRPC address, HOST:PORT")->capture_default_str();
+  add_connection_options(cmd, args.connection);
   cmd->add_flag("--json", args.json, "Print JSON");
   cmd->add_option("--timeout", args.timeout_s, "Seconds to wait for the answer")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -18,14 +17,13 @@ CLI::App* add_models_command(CLI::App& app, ModelsArgs& args) {
 }
 
 int run_models(const ModelsArgs& args) {
-  auto stub = make_stub(args.server);
+  auto stub = v1::Classifier::NewStub(make_channel(args.connection));
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000)));
+  prepare_context(context, args.connection, seconds_to_us(args.timeout_s));
   v1::ListModelsResponse response;
   const grpc::Status status = stub->ListModels(&context, v1::ListModelsRequest(), &response);
   if (!status.ok()) {
-    std::cerr << "tessera: " << args.server << ": " << grpc_code_name(status.error_code()) << ": "
+    std::cerr << "tessera: " << args.connection.server << ": " << grpc_code_name(status.error_code()) << ": "
               << status.error_message() << "\n";
     return 1;
   }

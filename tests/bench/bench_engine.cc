@@ -4,7 +4,9 @@
 // sequential. A benchmark, not a test: run it with tests/bench/run_bench.sh, which also runs
 // OpenCV's DNN module on the same ONNX files for comparison.
 //
-// Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S]
+// Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME]
+// --only runs one model (fashion-mnist needs no --zoo); run_server_bench.sh uses it to put the
+// bare engine beside tesserad over gRPC on the same model.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -112,14 +114,16 @@ std::unique_ptr<Engine> load(const BenchModel& m, Precision precision, bool pipe
 
 int run(int argc, char** argv) {
   std::filesystem::path zoo, bundled;
+  std::string only;
   double seconds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--zoo")) zoo = argv[i + 1];
     else if (!std::strcmp(argv[i], "--bundled")) bundled = argv[i + 1];
     else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
   }
-  if (zoo.empty() || bundled.empty()) {
-    std::fprintf(stderr, "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S]\n");
+  if (bundled.empty() || (zoo.empty() && only != "fashion-mnist")) {
+    std::fprintf(stderr, "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME]\n");
     return 2;
   }
   DeviceOptions device_options;
@@ -132,8 +136,18 @@ int run(int argc, char** argv) {
   std::shared_ptr<Device> device = std::move(device_result).value();
   std::printf("device: %s; %u hardware threads\n\n", device->info().name.c_str(), std::thread::hardware_concurrency());
 
-  const std::vector<BenchModel> models = {bundled_model(bundled), zoo_model(zoo, "squeezenet1_1"),
-                                          zoo_model(zoo, "resnet18")};
+  std::vector<BenchModel> models = {bundled_model(bundled)};
+  if (only.empty() || only != "fashion-mnist") {
+    models.push_back(zoo_model(zoo, "squeezenet1_1"));
+    models.push_back(zoo_model(zoo, "resnet18"));
+  }
+  if (!only.empty()) {
+    std::erase_if(models, [&](const BenchModel& m) { return m.name != only; });
+    if (models.empty()) {
+      std::fprintf(stderr, "tessera_bench: no model named %s\n", only.c_str());
+      return 2;
+    }
+  }
   std::printf("%-14s %-9s %6s %12s   %s\n", "model", "path", "batch", "images/s",
               "one batch: fabric ms (modeled) / host ms");
   for (const BenchModel& m : models) {

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# tesserad over gRPC against the bare engine, in one run, on the bundled model (fashion-mnist,
+# int8 on the emulated fabric, batches of up to 8):
+#   1. a latency daemon (--max-queue-delay-us 0: a batch leaves as soon as a worker is free) and
+#   2. a throughput daemon (default batching: 8 images or 2000 us),
+# each loaded by `tessera bench` (unary, closed loop) at concurrency 1, 8 and 32; then
+#   3. tessera_bench, the engine without the server, on the same model at batch 1 and 8.
+# Client, daemon and engine share this machine's cores: the numbers are for comparing with each
+# other, not absolute. Bounded: every step has a timeout; the daemons are killed on exit.
+# Usage: tests/bench/run_server_bench.sh [SECONDS_PER_RUN]   (default 5)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-5}
+build=${TESSERA_BUILD_DIR:-build}
+if [ -f "$build/build.ninja" ]; then
+  cmake --build "$build" --target tesserad tessera tessera_bench >/dev/null
+else
+  tools/build.sh >/dev/null
+fi
+
+work=$(mktemp -d /tmp/tessera-server-bench.XXXXXX)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# start_daemon NAME ARGS...: starts tesserad on free loopback ports (port 0), waits (at most
+# 60 s) for its startup line and sets $address to its gRPC HOST:PORT.
+start_daemon() {
+  local name=$1
+  shift
+  "$build/bin/tesserad" --listen 127.0.0.1 --grpc-port 0 --http-port 0 --models models "$@" \
+    >"$work/$name.out" 2>"$work/$name.log" &
+  pids+=($!)
+  local line=""
+  for _ in $(seq 600); do
+    line=$(grep -m1 '^tesserad: listening' "$work/$name.out" || true)
+    [ -n "$line" ] && break
+    kill -0 "${pids[-1]}" 2>/dev/null || { echo "tesserad ($name) exited:" >&2; cat "$work/$name.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  [ -n "$line" ] || { echo "tesserad ($name) did not start in 60 s" >&2; exit 1; }
+  address=$(sed -E 's/.*grpc=([^ ]+).*/\1/' <<<"$line")
+}
+
+summary=()
+# bench_runs LABEL: tessera bench at concurrency 1, 8, 32 against $address.
+bench_runs() {
+  local label=$1
+  for c in 1 8 32; do
+    echo "--- $label, unary, concurrency $c, ${seconds} s (+1 s warmup) ---"
+    timeout $((seconds + 60)) "$build/bin/tessera" bench --server "$address" --mode unary --concurrency "$c" \
+      --duration "$seconds" --warmup 1 2>/dev/null | tee "$work/report.txt"
+    echo
+    local ips p50 p99
+    ips=$(sed -nE 's/^throughput: +([0-9.]+) images\/s/\1/p' "$work/report.txt")
+    p50=$(sed -nE 's/^latency: +p50 ([0-9.]+).*/\1/p' "$work/report.txt")
+    p99=$(sed -nE 's/^latency: .*p99 ([0-9.]+) +max.*/\1/p' "$work/report.txt")
+    summary+=("$(printf '%-26s %4s %12s %10s %10s' "gRPC $label" "$c" "$ips" "$p50" "$p99")")
+  done
+}
+
+echo "== tesserad over gRPC vs the bare engine ($(date -u +%F), $(nproc) cores, ${seconds} s per run) =="
+echo
+start_daemon latency --max-queue-delay-us 0
+echo "== latency daemon ($address): --max-queue-delay-us 0 =="
+bench_runs "max-queue-delay 0"
+kill "${pids[-1]}" && wait "${pids[-1]}" 2>/dev/null || true
+
+start_daemon throughput
+echo "== throughput daemon ($address): default batching (max 8 images, 2000 us) =="
+bench_runs "default batching"
+kill "${pids[-1]}" && wait "${pids[-1]}" 2>/dev/null || true
+
+echo "== bare engine (tessera_bench --only fashion-mnist): no gRPC, no decode, no queue =="
+timeout $((seconds * 8 + 120)) "$build/bin/tessera_bench" --bundled models/fashion-mnist --only fashion-mnist \
+  --seconds "$seconds" | tee "$work/engine.txt"
+echo
+
+echo "== summary: images/s (client latency ms) =="
+printf '%-26s %4s %12s %10s %10s\n' "path" "conc" "images/s" "p50 ms" "p99 ms"
+for row in "${summary[@]}"; do echo "$row"; done
+sed -nE 's/^fashion-mnist +int8-emu +([0-9]+) +([0-9.]+).*/\1 \2/p' "$work/engine.txt" | while read -r batch ips; do
+  printf '%-26s %4s %12s %10s %10s\n' "engine int8 batch $batch" "1" "$ips" "-" "-"
+done
+sed -nE 's/^fashion-mnist +([0-9.]+) +([0-9.]+)$/\1 \2/p' "$work/engine.txt" | while read -r seq pipe; do
+  printf '%-26s %4s %12s %10s %10s\n' "engine int8 b8 pipelined" "2" "$pipe" "-" "-"
+done
