@@ -13,6 +13,8 @@
 #include "tessera/v1/classifier.grpc.pb.h"
 #include "tessera/v1/telemetry.grpc.pb.h"
 #include "tests/integration/cli_test_util.h"
+#include "tests/integration/tesserad_process.h"
+#include "tests/integration/test_certs.h"
 
 namespace tessera::testing {
 namespace {
@@ -178,6 +180,47 @@ TEST(CliAuthTest, TlsCaMakesATlsChannel) {
   EXPECT_EQ(server.log.calls(), std::vector<std::string>{"ListModels Bearer t"});
   // An unreadable CA file is refused before any call.
   EXPECT_NE(run_tessera({"models", "--server", address, "--tls-ca", "/no/such/ca.pem"}).exit_status, 0);
+}
+
+// The CLI against the real daemon with TLS and bearer tokens on: classify, models, watch and a
+// short bench work with --tls-ca and --token; without the token the daemon refuses.
+TEST(CliAuthTest, TalksToATlsDaemonThatWantsATokenWithCaAndToken) {
+  TestCerts certs;
+  if (!certs.ok()) GTEST_SKIP() << "no certificates: " << certs.error();
+  ScratchDir dir("cli-tls");
+  const auto tokens = dir.write("tokens", "# the test's token\ncli-secret-4d1e\n");
+  std::vector<std::string> args = certs.daemon_args();
+  args.insert(args.end(), {"--auth-tokens", tokens.string(), "--telemetry-interval-ms", "100"});
+  TesseradProcess daemon(args);
+  ASSERT_TRUE(daemon.ok()) << daemon.error();
+  // The certificate names localhost and 127.0.0.1.
+  const std::string server = "localhost:" + std::to_string(daemon.grpc_port());
+  const auto images = load_fmnist_images();
+  ASSERT_FALSE(images.empty());
+  const std::string image = images[0].png.string();
+  const std::vector<std::string> secure = {"--server", server, "--tls-ca", certs.ca().string()};
+  auto with = [&](std::vector<std::string> cmd, bool token) {
+    cmd.insert(cmd.end(), secure.begin(), secure.end());
+    if (token) cmd.insert(cmd.end(), {"--token", "cli-secret-4d1e"});
+    return run_tessera(cmd);
+  };
+
+  ProcessOutput refused = with({"classify", "--json", image}, false);
+  EXPECT_EQ(refused.exit_status, 1) << refused.out << refused.err;
+  EXPECT_NE((refused.out + refused.err).find("UNAUTHENTICATED"), std::string::npos) << refused.out << refused.err;
+
+  ProcessOutput classified = with({"classify", "--json", image}, true);
+  ASSERT_EQ(classified.exit_status, 0) << classified.out << classified.err;
+  EXPECT_NE(classified.out.find(images[0].label_name), std::string::npos) << classified.out;
+  EXPECT_EQ(with({"models"}, true).exit_status, 0);
+  ProcessOutput watched = with({"watch", "--count", "2", "--interval", "100", "--json"}, true);
+  ASSERT_EQ(watched.exit_status, 0) << watched.err;
+  EXPECT_EQ(json_lines(watched.out).size(), 2u);
+  ProcessOutput bench = with({"bench", "--images", images[0].png.parent_path().string(), "--requests", "20",
+                              "--concurrency", "2", "--json"},
+                             true);
+  ASSERT_EQ(bench.exit_status, 0) << bench.err;
+  EXPECT_NE(bench.out.find("\"ok\""), std::string::npos) << bench.out;
 }
 
 }  // namespace
