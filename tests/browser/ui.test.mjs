@@ -13,6 +13,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -49,8 +50,8 @@ const shots = [];
 // ---- tesserad processes -------------------------------------------------------------------
 
 // Starts tesserad on free loopback ports (port 0) and waits (bounded) for its startup line.
-function startDaemon(name, extra = []) {
-  const args = ["--listen", "127.0.0.1", "--grpc-port", "0", "--http-port", "0", "--models", modelsDir,
+function startDaemon(name, extra = [], httpPort = 0) {
+  const args = ["--listen", "127.0.0.1", "--grpc-port", "0", "--http-port", String(httpPort), "--models", modelsDir,
                 "--web-root", webRoot, "--max-image-bytes", String(MAX_IMAGE_BYTES), "--plan-cache", "", ...extra];
   const child = spawn(tesserad, args, { stdio: ["ignore", "pipe", "pipe"] });
   const daemon = { name, child, log: "", http: 0 };
@@ -70,14 +71,30 @@ function startDaemon(name, extra = []) {
   });
 }
 
-// SIGTERM, then SIGKILL when a daemon is still there after 10 s.
-async function stopDaemons() {
-  await Promise.all(daemons.map(({ child }) => new Promise((resolve) => {
+// SIGTERM, then SIGKILL when the daemon is still there after 10 s.
+function stopDaemon({ child }) {
+  return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     const kill = setTimeout(() => child.kill("SIGKILL"), 10000);
     child.on("exit", () => { clearTimeout(kill); resolve(); });
     child.kill("SIGTERM");
-  })));
+  });
+}
+
+async function stopDaemons() {
+  await Promise.all(daemons.map(stopDaemon));
+}
+
+// A loopback port nothing listens on (bound, read, closed).
+function deadPort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 // ---- helpers --------------------------------------------------------------------------------
@@ -177,7 +194,9 @@ async function openPage(context, base, hash = "") {
 
 async function main() {
   const peer = await startDaemon("peer");
-  const daemon = await startDaemon("daemon", ["--peers", `127.0.0.1:${peer.http}`, "--peer-timeout-ms", "1500"]);
+  const dead = await deadPort();
+  const daemon = await startDaemon("daemon", ["--peers", `127.0.0.1:${peer.http},127.0.0.1:${dead}`,
+                                              "--peer-timeout-ms", "1500"]);
   const tokens = path.join(scratch, "tokens");
   writeFileSync(tokens, TOKEN + "\n");
   const locked = await startDaemon("locked", ["--auth-tokens", tokens]);
@@ -235,7 +254,7 @@ async function main() {
 
   await step("a file that is no image gets a plain error, and the page stays usable", async () => {
     await page.setInputFiles("#file", { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("this is not an image\n") });
-    await waitForError(page, /could not use this file \(is it a JPEG or PNG image\?\)/);
+    await waitForError(page, /could not use this file: not a JPEG or PNG image/);
     await shoot(page, "desktop-error.png");
     await page.setInputFiles("#file", pngImage.file);
     assert(await waitForResult(page) === pngImage.label, "classifies again after the error");
@@ -286,16 +305,20 @@ async function main() {
   });
   await shoot(page, "desktop-live.png");
 
-  await step("the fleet tab lists this daemon and its peer, ready", async () => {
+  await step("the fleet tab lists this daemon, its peer (ready) and a dead peer (unreachable, with the reason)", async () => {
     await page.click("nav a[data-tab=fleet]");
     const target = `127.0.0.1:${peer.http}`;
     await page.waitForSelector(`article[data-target="${target}"]`, { timeout: WAIT_MS });
     const cards = await page.$$eval("article.board", (as) => as.map((a) => ({
-      target: a.dataset.target, reachable: a.dataset.reachable, state: a.querySelector(".pill").textContent })));
-    assert(cards.length === 2, `two boards, not ${JSON.stringify(cards)}`);
+      target: a.dataset.target, reachable: a.dataset.reachable, state: a.querySelector(".pill").textContent,
+      reason: a.querySelector(".reason") ? a.querySelector(".reason").textContent : "" })));
+    assert(cards.length === 3, `three boards, not ${JSON.stringify(cards)}`);
     assert(cards[0].target === `127.0.0.1:${daemon.http}`, `first is this daemon: ${JSON.stringify(cards)}`);
     const peerCard = cards.find((c) => c.target === target);
     assert(peerCard.reachable === "true" && peerCard.state === "ready", `peer ready: ${JSON.stringify(peerCard)}`);
+    const deadCard = cards.find((c) => c.target === `127.0.0.1:${dead}`);
+    assert(deadCard && deadCard.reachable === "false" && deadCard.state === "unreachable" && /refused/.test(deadCard.reason),
+           `dead peer unreachable with the reason: ${JSON.stringify(deadCard)}`);
   });
   await shoot(page, "desktop-fleet.png");
   assert(page.problems.length === 0, "no script errors: " + page.problems.join("; "));
@@ -337,6 +360,21 @@ async function main() {
     const status = await p.textContent("#live-status");
     assert(status.startsWith("live (polling"), `status ${status}`);
     assert(await p.evaluate(() => sessionStorage.getItem("tessera.token")) === TOKEN, "the token is in sessionStorage");
+    await context.close();
+  });
+
+  await step("when the daemon goes away and comes back, the live stream reconnects by itself", async () => {
+    const first = await startDaemon("restarted");
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await openPage(context, first.base, "#live");
+    await waitForPoints(p, 2);
+    await stopDaemon(first);
+    await p.waitForFunction(() => document.getElementById("live-status").textContent !== "live", null, { timeout: WAIT_MS });
+    const before = Number(await p.$eval("#chart-rate", (el) => el.dataset.points));
+    await startDaemon("restarted again", [], first.http);
+    await p.waitForFunction(() => document.getElementById("live-status").textContent === "live", null, { timeout: 30000 });
+    await p.waitForFunction((n) => Number(document.getElementById("chart-rate").dataset.points) >= n + 2, before,
+                            { timeout: WAIT_MS });
     await context.close();
   });
 }

@@ -35,7 +35,7 @@ export function explain(status, body) {
   const detail = body && body.error && typeof body.error === "object" ? body.error.message || "" : "";
   const tail = detail ? ": " + detail.replace(/\.$/, "") : "";
   switch (status) {
-    case 400: return "The server could not use this file (is it a JPEG or PNG image?)" + tail + ".";
+    case 400: return "The server could not use this file" + (tail || " (is it a JPEG or PNG image?)") + ".";
     case 401: return "This server wants a bearer token (enter it in the bar at the top)" + tail + ".";
     case 404: return "Not found" + tail + ".";
     case 405: return "The server does not allow this request" + tail + ".";

@@ -141,8 +141,8 @@ export async function classify(blob, name) {
   } catch (e) {
     if (mine !== sequence) return;
     // A body over the limit may be cut off before the 413 can be read: say what is likely.
-    const message = e instanceof ApiError && e.code === "NETWORK" && blob.size > 1 << 20
-      ? `The server closed the connection: ${name} (${fmt(blob.size / 1048576, 1)} MiB) is probably larger than it accepts.`
+    const message = e instanceof ApiError && e.code === "NETWORK" && blob.size > 64 << 10
+      ? `${e.message} A file this large (${fmt(blob.size / 1024)} KiB) is probably over the server's size limit.`
       : e.message;
     showError(`${name}: ${message}`);
   }
