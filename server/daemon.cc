@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "server/auth/bearer_tokens.h"
+#include "server/fleet/fleet_service.h"
+#include "server/fleet/peer_list.h"
 #include "server/grpc_server.h"
 #include "server/http_routes.h"
 #include "server/http_server.h"
@@ -49,6 +51,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   if (tls) {
     TESSERA_ASSIGN_OR_RETURN(https, make_https_context(*tls));
   }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<fleet::PeerAddress> peers, fleet::parse_peers(options.peers));
   if (!options.auth_tokens.empty()) {
     TESSERA_ASSIGN_OR_RETURN(BearerTokens tokens, BearerTokens::load(options.auth_tokens));
     d->tokens_ = std::make_unique<BearerTokens>(std::move(tokens));
@@ -128,8 +131,11 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get(),
                                                                       d->kserve_.get()}));
 
-  d->routes_ =
-      std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root, d->stats_.get(), d->tokens_.get());
+  if (!peers.empty()) spdlog::info("fleet: {} peer(s): {}", peers.size(), options.peers);
+  d->fleet_ = std::make_unique<fleet::FleetService>(std::move(peers), std::chrono::milliseconds(options.peer_timeout_ms),
+                                                    *d->stats_);
+  d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root, d->stats_.get(),
+                                            d->tokens_.get(), d->fleet_.get());
   HttpServerOptions http_options;
   http_options.host = options.listen;
   http_options.port = options.http_port;
@@ -140,6 +146,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   http_options.limits.max_in_flight = static_cast<size_t>(options.http_max_in_flight);
   http_options.tls = https;
   TESSERA_ASSIGN_OR_RETURN(d->http_, HttpServer::start(http_options, *d->routes_));
+  d->fleet_->set_self_target(join_host_port(options.listen, d->http_->port()));
   d->stats_->set_ready(true);
   return d;
 }
@@ -178,6 +185,7 @@ void Daemon::stop() {
   if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
   if (grpc_) grpc_->shutdown(kFlushGrace);
   if (queue_) queue_->stop();  // answers what is still queued
+  if (fleet_) fleet_->stop();  // before the HTTP side: its callbacks write through HTTP sessions
   // HTTP answers are written on the io threads: give the last ones time to go out.
   if (http_busy) std::this_thread::sleep_for(kFlushGrace);
   if (http_) http_->stop();

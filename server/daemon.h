@@ -28,6 +28,9 @@ class TelemetrySampler;
 namespace kserve {
 class KserveGrpcService;
 }
+namespace fleet {
+class FleetService;
+}
 
 // Every setting of the daemon (daemon_flags.h lists them as flags and config keys).
 struct DaemonOptions {
@@ -56,6 +59,8 @@ struct DaemonOptions {
   int http_write_timeout_s = 30;      // per response and per server-sent event
   int http_max_in_flight = 8;         // pipelined requests read but not answered, per connection
   int grpc_max_concurrent_streams = 100;  // per connection
+  std::string peers;                  // other daemons' HTTP addresses for /v1/fleet: "HOST:PORT,..."
+  int peer_timeout_ms = 1500;         // /v1/fleet: how long each peer gets to answer
 };
 
 class Daemon {
@@ -86,6 +91,7 @@ class Daemon {
   std::unique_ptr<telemetry::TelemetrySampler> sampler_;
   std::unique_ptr<telemetry::ServerStats> stats_;
   std::unique_ptr<InferenceQueue> queue_;
+  std::unique_ptr<fleet::FleetService> fleet_;  // its thread answers /v1/fleet; stopped before the HTTP side
   std::unique_ptr<HttpRoutes> routes_;
   std::unique_ptr<ClassifierService> classifier_;
   std::unique_ptr<TelemetryService> telemetry_;

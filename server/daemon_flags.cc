@@ -91,7 +91,8 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
       number("max-image-bytes", "Largest accepted image (encoded bytes)", &o.max_image_bytes, 1, double(int64_t{1} << 30)),
       number("max-image-pixels", "Largest accepted image (width x height, checked from the header)", &o.max_image_pixels,
              1, 1e9),
-      path("web-root", "Static files of the web UI (default: <binary>/../../web, else ./web)", &o.web_root),
+      path("web-root", "Static files of the web UI (default: <binary>/../share/tessera/web when installed, else the source "
+           "tree's web/, else ./web)", &o.web_root),
       number("workers", "Batches in flight at once (the int8 pipeline overlaps their stages)", &o.workers, 1, 256),
       number("http-threads", "HTTP I/O threads", &o.http_threads, 1, 256),
       text("precision",
@@ -134,6 +135,11 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
              &o.http_write_timeout_s, 1, 3600),
       number("http-max-in-flight", "HTTP: pipelined requests read but not yet answered, per connection",
              &o.http_max_in_flight, 1, 1024),
+      text("peers",
+           "Other tesserad HTTP addresses, HOST:PORT,... : GET /v1/fleet (and the web UI's fleet tab) lists each "
+           "with its health and figures",
+           &o.peers),
+      number("peer-timeout-ms", "How long each peer gets to answer for /v1/fleet", &o.peer_timeout_ms, 50, 60'000),
       number("grpc-max-concurrent-streams", "gRPC: concurrent calls per connection (HTTP/2 streams)",
              &o.grpc_max_concurrent_streams, 1, 1'000'000),
   };

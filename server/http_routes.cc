@@ -9,6 +9,7 @@
 
 #include "server/auth/http_auth.h"
 #include "server/classify_result.h"
+#include "server/fleet/fleet_service.h"
 #include "server/http_responses.h"
 #include "server/inference_queue.h"
 #include "server/kserve/kserve_http.h"
@@ -67,8 +68,8 @@ HttpResponse strip_body(HttpResponse res) {
 }  // namespace
 
 HttpRoutes::HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
-                       const telemetry::ServerStats* stats, const BearerTokens* tokens)
-    : models_(models), queue_(queue), web_root_(std::move(web_root)), stats_(stats), tokens_(tokens) {}
+                       const telemetry::ServerStats* stats, const BearerTokens* tokens, fleet::FleetService* fleet)
+    : models_(models), queue_(queue), web_root_(std::move(web_root)), stats_(stats), tokens_(tokens), fleet_(fleet) {}
 
 void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   const std::string_view path = split_target(request.target()).path;
@@ -98,6 +99,10 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   if (path == "/v1/telemetry" && stats_) {
     if (!get) return reply(method_not_allowed("GET, HEAD"));
     return reply(make_json_response(200, telemetry::to_json(stats_->snapshot())));
+  }
+  if (path == "/v1/fleet" && fleet_) {
+    if (!get) return reply(method_not_allowed("GET, HEAD"));
+    return fleet(request, respond);
   }
   if (path == "/healthz") {
     return reply(get ? make_text_response(200, "ok\n") : method_not_allowed("GET, HEAD"));
@@ -169,6 +174,19 @@ void HttpRoutes::classify(HttpRequest& request, HttpResponder& respond) {
     in_flight_.end();
   };
   queue_.submit(std::move(job));
+}
+
+void HttpRoutes::fleet(const HttpRequest& request, HttpResponder& respond) {
+  if (!in_flight_.try_begin()) {
+    return respond(make_error_response(Status::unavailable("the server is shutting down")));
+  }
+  const bool head = request.method() == http::verb::head;
+  // Answered on the fleet service's thread once every peer answered or timed out.
+  fleet_->collect([this, respond, head](json body) {
+    HttpResponse res = make_json_response(200, body);
+    respond(head ? strip_body(std::move(res)) : std::move(res));
+    in_flight_.end();
+  });
 }
 
 HttpResponse HttpRoutes::list_models() const {

@@ -18,13 +18,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// <dir of the binary>/../../web (build/bin/tesserad -> web/) when it exists, else ./web.
+// The web UI's files: <prefix>/share/tessera/web beside an installed <prefix>/bin/tesserad; else
+// the source tree's web/ (a daemon run from its build tree; `npm ci` there fetched the page's
+// libraries into web/node_modules); else ./web.
 fs::path default_web_root(const char* argv0) {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) exe = fs::absolute(argv0, ec);
-  const fs::path beside = exe.parent_path() / ".." / ".." / "web";
-  if (fs::is_directory(beside, ec)) return beside.lexically_normal();
+  const fs::path installed = exe.parent_path() / ".." / "share" / "tessera" / "web";
+  if (fs::is_regular_file(installed / "index.html", ec)) return installed.lexically_normal();
+  const fs::path source = TESSERA_SOURCE_WEB_ROOT;
+  if (fs::is_regular_file(source / "index.html", ec)) return source;
   return "web";
 }
 

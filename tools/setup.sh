@@ -18,7 +18,13 @@ packages=(
   # reference models and data for tests (PyTorch, ONNX, OpenCV live under /usr/bin/python3)
   python3 python3-torch python3-torchvision python3-onnx python3-numpy python3-opencv python3-pil
   dataset-fashion-mnist
+  # the browser the web UI's tests drive (tests/browser, through playwright-core from npm)
+  chromium
 )
+# Node.js and npm build the web UI's libraries (web/package-lock.json) and run the browser test.
+# Debian's nodejs + npm serve; a machine that already has node and npm (e.g. NodeSource's nodejs,
+# which carries npm) keeps them.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
 
 missing=()
 for p in "${packages[@]}"; do

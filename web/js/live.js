@@ -1,0 +1,241 @@
+// The Live view: power, images/s, queue depth and batch size as charts (uPlot), fed by the
+// server-sent events of /v1/telemetry/stream. The stream reconnects when it ends or fails.
+// EventSource cannot send an Authorization header, so with a bearer token the view polls
+// GET /v1/telemetry (with the header) at the same interval instead.
+import uPlot from "../node_modules/uplot/dist/uPlot.esm.js";
+import { apiFetch, ApiError, fillFacts, fmt, fmtMicros, token } from "./api.js";
+
+const $ = (id) => document.getElementById(id);
+const INTERVAL_MS = 1000;
+const MAX_POINTS = 300;  // five minutes at one sample a second
+const MAX_RETRY_MS = 10000;
+
+// floor: the y axis reaches at least this far (an idle server's zeros stay readable).
+const CHARTS = [
+  { id: "chart-power", label: "power", color: "#d1495b", floor: 1, pick: (s) => s.power_watts },
+  { id: "chart-rate", label: "images/s", color: "#2f6fde", floor: 1, pick: (s) => s.images_per_second },
+  { id: "chart-queue", label: "queue depth", color: "#8f6bd6", floor: 4, pick: (s) => s.queue_depth },
+  { id: "chart-batch", label: "mean batch size", color: "#25a18e", floor: 1, pick: (s, prev) => meanBatch(s, prev) },
+];
+const WINDOW_S = 120;  // the charts show the last two minutes
+
+// Batches formed since start, per size, over every model: {size: batches}.
+function batchCounts(snapshot) {
+  const counts = {};
+  for (const m of snapshot.models || []) {
+    for (const b of m.batch_sizes || []) counts[b.size] = (counts[b.size] || 0) + b.batches;
+  }
+  return counts;
+}
+
+// The mean size of the batches formed between two snapshots; null when none were.
+function meanBatch(snapshot, previous) {
+  if (!previous) return null;
+  const now = batchCounts(snapshot);
+  const before = batchCounts(previous);
+  let batches = 0, images = 0;
+  for (const [size, count] of Object.entries(now)) {
+    const delta = count - (before[size] || 0);
+    if (delta > 0) { batches += delta; images += delta * Number(size); }
+  }
+  return batches ? images / batches : null;
+}
+
+function chartOptions(spec, width) {
+  const axis = { stroke: "#5d6779", grid: { stroke: "#eef0f4" }, ticks: { stroke: "#d8dde6" } };
+  return {
+    width,
+    height: 170,
+    legend: { show: false },
+    cursor: { drag: { x: false, y: false } },
+    scales: {
+      // The last two minutes; a young page shows at least its last 30 s, not a sliver.
+      x: { time: true, range: (u, min, max) => [Math.max(max - WINDOW_S, Math.min(min, max - 30)), max] },
+      y: { range: (u, min, max) => [0, Math.max((max || 0) * 1.15, spec.floor)] },
+    },
+    axes: [
+      axis,
+      { ...axis, size: 44,
+        values: (u, ticks) => {
+          const fractional = ticks.some((v) => !Number.isInteger(v));
+          return ticks.map((v) => fmt(v, fractional ? 1 : 0));
+        } },
+    ],
+    series: [
+      {},
+      { label: spec.label, stroke: spec.color, width: 2, fill: spec.color + "22", points: { show: false } },
+    ],
+  };
+}
+
+export class LiveView {
+  constructor() {
+    this.times = [];
+    this.values = CHARTS.map(() => []);
+    this.previous = null;
+    this.events = 0;
+    this.source = null;
+    this.timer = null;
+    this.retryMs = 1000;
+    this.plots = CHARTS.map((spec) => {
+      const el = $(spec.id);
+      const plot = new uPlot(chartOptions(spec, Math.max(el.clientWidth, 280)), [[], []], el);
+      new ResizeObserver(() => {
+        if (el.clientWidth > 0) plot.setSize({ width: el.clientWidth, height: 170 });
+      }).observe(el);
+      return plot;
+    });
+    document.addEventListener("tessera:token-changed", () => this.start());
+  }
+
+  setStatus(text, kind = "") {
+    const pill = $("live-status");
+    pill.textContent = text;
+    pill.className = "pill " + kind;
+  }
+
+  stop() {
+    if (this.source) { this.source.close(); this.source = null; }
+    clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  // (Re)starts the feed: the event stream, or polling when a token must be sent.
+  start() {
+    this.stop();
+    this.retryMs = 1000;
+    if (token()) this.poll(); else this.openStream();
+  }
+
+  openStream() {
+    this.setStatus("connecting…");
+    const source = new EventSource(`/v1/telemetry/stream?interval_ms=${INTERVAL_MS}`);
+    this.source = source;
+    source.onopen = () => { this.retryMs = 1000; this.setStatus("live", "ok"); };
+    source.onmessage = (e) => {
+      try { this.ingest(JSON.parse(e.data)); } catch (err) { console.warn("bad telemetry event", err); }
+    };
+    source.onerror = () => {
+      if (source !== this.source) return;
+      if (source.readyState === EventSource.CONNECTING) {
+        this.setStatus("stream ended; reconnecting…", "bad");
+        return;
+      }
+      // The browser gave up (an error status, a refused connection): find out why, then retry.
+      source.close();
+      this.source = null;
+      this.diagnose();
+    };
+  }
+
+  async diagnose() {
+    try {
+      await apiFetch("/v1/telemetry");
+      this.retryLater("the stream failed");
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) {
+        this.setStatus("needs a bearer token", "bad");  // the token form is open; saving it restarts
+        return;
+      }
+      this.retryLater(e.message);
+    }
+  }
+
+  retryLater(why) {
+    const seconds = Math.round(this.retryMs / 1000);
+    this.setStatus(`${why}; retrying in ${seconds} s`, "bad");
+    this.timer = setTimeout(() => (token() ? this.poll() : this.openStream()), this.retryMs);
+    this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+  }
+
+  async poll() {
+    this.timer = null;
+    try {
+      this.ingest(await apiFetch("/v1/telemetry"));
+      this.retryMs = 1000;
+      this.setStatus("live (polling: a token is in use)", "ok");
+      this.timer = setTimeout(() => this.poll(), INTERVAL_MS);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) {
+        this.setStatus("the token is not accepted", "bad");
+        return;
+      }
+      this.retryLater(e.message);
+    }
+  }
+
+  ingest(s) {
+    this.events += 1;
+    $("view-live").dataset.events = String(this.events);
+    this.times.push((s.time_unix_ms || Date.now()) / 1000);
+    CHARTS.forEach((spec, i) => {
+      const v = spec.pick(s, this.previous);
+      this.values[i].push(v === undefined ? null : v);
+    });
+    if (this.times.length > MAX_POINTS) {
+      this.times.shift();
+      for (const v of this.values) v.shift();
+    }
+    this.previous = s;
+    CHARTS.forEach((spec, i) => {
+      this.plots[i].setData([this.times, this.values[i]]);
+      $(spec.id).dataset.points = String(this.times.length);
+      $(spec.id).dataset.last = String(this.values[i][this.values[i].length - 1]);
+    });
+    this.renderNow(s);
+  }
+
+  renderNow(s) {
+    const power = s.power_watts === null ? "no sensor" : fmt(s.power_watts, 2) + " W";
+    fillFacts($("live-now"), [
+      ["device", `${s.device_kind} · ${s.board}`, "device"],
+      ["power", power + (s.power_source ? ` (${s.power_source})` : ""), "power"],
+      ["energy since start", fmt(s.energy_joules, 1) + " J", "energy"],
+      ["temperature", s.temperature_c === null ? "no sensor" : fmt(s.temperature_c, 1) + " °C", "temperature"],
+      ["images/s", fmt(s.images_per_second, 1), "rate"],
+      ["queue depth", fmt(s.queue_depth), "queue"],
+      ["fabric busy", fmt(100 * s.fabric_utilization, 1) + " %", "fabric"],
+      ["ready", s.ready ? "yes" : "no", "ready"],
+    ]);
+    $("device-line").textContent = `${s.device_name || s.device_kind} · board ${s.board} · ${s.ready ? "ready" : "not ready"}`;
+
+    const counts = batchCounts(s);
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    const hist = $("batch-hist");
+    hist.textContent = "";
+    if (!total) {
+      const li = document.createElement("li");
+      li.textContent = "no batches yet";
+      hist.appendChild(li);
+    }
+    for (const [size, count] of Object.entries(counts).sort((a, b) => a[0] - b[0])) {
+      const li = document.createElement("li");
+      const label = document.createElement("span");
+      label.textContent = `size ${size}`;
+      const bar = document.createElement("div");
+      bar.className = "bar";
+      const fill = document.createElement("span");
+      fill.style.width = (100 * count / total) + "%";
+      bar.appendChild(fill);
+      const num = document.createElement("span");
+      num.className = "num";
+      num.textContent = fmt(count);
+      li.append(label, bar, num);
+      hist.appendChild(li);
+    }
+
+    const tbody = $("latency-table").tBodies[0];
+    tbody.textContent = "";
+    for (const m of s.models || []) {
+      for (const l of m.latency || []) {
+        const tr = document.createElement("tr");
+        for (const text of [m.name, l.stage, fmtMicros(l.p50_us), fmtMicros(l.p99_us), fmtMicros(l.max_us), fmt(l.count)]) {
+          const td = document.createElement("td");
+          td.textContent = text;
+          tr.appendChild(td);
+        }
+        tbody.appendChild(tr);
+      }
+    }
+  }
+}
