@@ -18,11 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// <dir of the binary>/../../web (build/bin/tesserad -> web/) when it exists, else ./web.
+// <dir of the binary>/../share/tessera/web (an installed tree: <prefix>/bin/tesserad) when it
+// exists, else <dir of the binary>/../../web (build/bin/tesserad -> web/) when it exists, else ./web.
 fs::path default_web_root(const char* argv0) {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) exe = fs::absolute(argv0, ec);
+  const fs::path installed = exe.parent_path() / ".." / "share" / "tessera" / "web";
+  if (fs::is_directory(installed, ec)) return installed.lexically_normal();
   const fs::path beside = exe.parent_path() / ".." / ".." / "web";
   if (fs::is_directory(beside, ec)) return beside.lexically_normal();
   return "web";

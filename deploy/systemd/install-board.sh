@@ -39,7 +39,7 @@ fi
 [ -f "$(staged "$prefix/share/tessera/boards/$board.toml")" ] || {
   echo "install-board: no board profile '$board' in $(staged "$prefix/share/tessera/boards")" >&2; exit 1; }
 
-rewrite() { sed -e "s#/usr/local/#${prefix%/}/#g" "$@"; }
+rewrite() { sed -e "s#/usr/local#${prefix%/}#g" "$@"; }
 
 install -d -m 0755 "$(staged /etc/systemd/system)" "$(staged /etc/tessera)"
 rewrite "$here/tesserad.service" > "$(staged /etc/systemd/system/tesserad.service)"
