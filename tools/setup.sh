@@ -15,6 +15,8 @@ packages=(
   openssl
   # the real Prometheus server and promtool, which check the /metrics exposition
   prometheus
+  # deploy checks (tests/deploy): YAML of compose/k8s/rules, systemd-analyze verify of the unit
+  python3-yaml systemd
   # reference models and data for tests (PyTorch, ONNX, OpenCV live under /usr/bin/python3)
   python3 python3-torch python3-torchvision python3-onnx python3-numpy python3-opencv python3-pil
   dataset-fashion-mnist

@@ -1,6 +1,7 @@
 #include "accel/plan/board_profile.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "accel/common/toml_file.h"
@@ -31,8 +32,17 @@ Result<uint64_t> positive_integer(const toml::table& t, const std::filesystem::p
 }  // namespace
 
 std::string boards_dir() {
+  std::error_code ec;
+  // An explicit choice wins: a packaged layout we do not know, or a test's own profiles.
+  if (const char* env = std::getenv("TESSERA_BOARDS_DIR"); env != nullptr && env[0] != '\0') return env;
+  // An installed tree: <prefix>/bin/<binary> next to <prefix>/share/tessera/boards.
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path installed = exe.parent_path() / ".." / "share" / "tessera" / "boards";
+    if (std::filesystem::is_directory(installed, ec)) return installed.lexically_normal().string();
+  }
 #ifdef TESSERA_BOARDS_DIR
-  return TESSERA_BOARDS_DIR;
+  return TESSERA_BOARDS_DIR;  // the source tree's accel/plan/boards (a build tree)
 #else
   return (std::filesystem::path(__FILE__).parent_path() / "boards").string();
 #endif

@@ -42,8 +42,7 @@ struct BoardProfile {
   double ddr_bytes_per_cycle() const { return ddr_gbps * 1e3 / fabric_clock_mhz; }
 };
 
-// Loads accel/plan/boards/<name>.toml (directory: TESSERA_BOARDS_DIR if defined at compile time,
-// else found relative to this source file). Errors name the file and the key.
+// Loads <boards_dir()>/<name>.toml. Errors name the file and the key.
 Result<BoardProfile> load_board_profile(std::string_view name);
 
 // Loads one profile file (the board's name is the file's stem).
@@ -52,7 +51,9 @@ Result<BoardProfile> load_board_profile_file(const std::filesystem::path& file);
 // Names of the boards with a profile, sorted.
 std::vector<std::string> board_names();
 
-// The directory the profiles are read from.
+// The directory the profiles are read from, the first of: $TESSERA_BOARDS_DIR (non-empty);
+// <dir of the running binary>/../share/tessera/boards when it exists (an installed tree, see the
+// install target); the source tree's accel/plan/boards (compile-time TESSERA_BOARDS_DIR, a build).
 std::string boards_dir();
 
 }  // namespace tessera::plan
