@@ -21,15 +21,19 @@ namespace {
 // error; they become errors afterwards).
 class TextErrors : public google::protobuf::io::ErrorCollector {
  public:
+  struct Warning {
+    int line;  // 0-based
+    std::string text;
+  };
   explicit TextErrors(std::string source) : source_(std::move(source)) {}
   void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
     if (errors_.empty()) errors_ = where(line, column) + message;
   }
   void AddWarning(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
-    if (warnings_.empty()) warnings_ = where(line, column) + message;
+    warnings_.push_back(Warning{line, where(line, column) + message});
   }
   const std::string& first_error() const { return errors_; }
-  const std::string& first_warning() const { return warnings_; }
+  const std::vector<Warning>& warnings() const { return warnings_; }
 
  private:
   std::string where(int line, google::protobuf::io::ColumnNumber column) const {
@@ -37,7 +41,7 @@ class TextErrors : public google::protobuf::io::ErrorCollector {
   }
   std::string source_;
   std::string errors_;
-  std::string warnings_;
+  std::vector<Warning> warnings_;
 };
 
 // Caffe's V1 layer types under their current names (UpgradeV1LayerType); the others keep their
@@ -145,19 +149,39 @@ Result<Graph> import_caffe(std::string_view prototxt, std::span<const uint8_t> c
     google::protobuf::TextFormat::Parser parser;
     parser.RecordErrorsTo(&errors);
     parser.AllowUnknownField(true);
+    google::protobuf::TextFormat::ParseInfoTree locations;
+    parser.WriteLocationsTo(&locations);
     if (!parser.ParseFromString(std::string(prototxt), &net)) {
       return Status::invalid_argument(errors.first_error().empty() ? source + ": not a valid prototxt"
                                                                    : errors.first_error());
     }
     // A field Tessera's schema lacks: the unsupported layer that carries it is the better error;
-    // otherwise the unknown field itself (a typo such as `kernal_size` must not pass unnoticed).
-    if (!errors.first_warning().empty()) {
+    // otherwise the unknown field itself (a typo such as `kernal_size` must not pass unnoticed),
+    // unless it sits in a layer the deploy net leaves out (a TRAIN-phase Data layer's data_param).
+    if (!errors.warnings().empty()) {
       for (const auto& layer : all_layers(net)) {
         if (in_test_phase(layer) && !caffe_import::is_supported_layer_type(layer.type())) {
           return caffe_import::unsupported_layer_error(layer);
         }
       }
-      return Status::invalid_argument(errors.first_warning());
+      // Each layer's first line, to find the layer a warning's line falls in.
+      std::vector<std::pair<int, bool>> starts;  // (line, in the TEST phase)
+      const auto* d = caffe::NetParameter::descriptor();
+      for (int i = 0; i < net.layers_size(); ++i) {
+        starts.emplace_back(locations.GetLocation(d->FindFieldByName("layers"), i).line,
+                            in_test_phase(upgrade_v1(net.layers(i))));
+      }
+      for (int i = 0; i < net.layer_size(); ++i) {
+        starts.emplace_back(locations.GetLocation(d->FindFieldByName("layer"), i).line, in_test_phase(net.layer(i)));
+      }
+      std::sort(starts.begin(), starts.end());
+      for (const auto& warning : errors.warnings()) {
+        bool used = true;  // outside every layer: a top-level field
+        for (const auto& [line, test_phase] : starts) {
+          if (line <= warning.line) used = test_phase;
+        }
+        if (used) return Status::invalid_argument(warning.text);
+      }
     }
   }
   if (net.layer_size() > 0 && net.layers_size() > 0) {
