@@ -65,12 +65,16 @@ struct ClipAttrs {
   float max = 3.402823466e38f;
 };
 
-// Across-channel LRN as ONNX defines it: x / (bias + alpha/size * sum(x^2))^beta.
+// Across-channel LRN as ONNX defines it: x / (bias + alpha/size * sum(x^2))^beta, the sum over
+// `size` neighbouring channels. within_channel (Caffe's WITHIN_CHANNEL norm region): the sum runs
+// over a size x size spatial window of the same channel (zero outside the map) and alpha is
+// divided by size^2.
 struct LrnAttrs {
   int size = 5;
   float alpha = 1e-4f;
   float beta = 0.75f;
   float bias = 1.0f;
+  bool within_channel = false;
 };
 
 struct BatchNormAttrs {

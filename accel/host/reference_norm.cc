@@ -15,6 +15,32 @@ int64_t trailing_elements(const Shape& s, size_t begin) {
   return n;
 }
 
+// Caffe's WITHIN_CHANNEL LRN: y = x / (bias + alpha/size^2 * sum(x^2 over the size x size
+// window centred on the pixel, zero outside the map))^beta.
+Result<Tensor> lrn_within_channel(const Tensor& x, const LrnAttrs& attrs) {
+  if (x.rank() != 4) return Status::invalid_argument("within-channel LRN needs a 4-D NCHW input");
+  const int64_t planes = x.dim(0) * x.dim(1), h = x.dim(2), w = x.dim(3);
+  const int64_t half = (attrs.size - 1) / 2;
+  const float alpha_over_area = attrs.alpha / static_cast<float>(attrs.size * attrs.size);
+  Tensor y(x.shape);
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = x.ptr() + p * h * w;
+    float* yp = y.ptr() + p * h * w;
+    for (int64_t r = 0; r < h; ++r) {
+      for (int64_t col = 0; col < w; ++col) {
+        float sum = 0.0f;
+        for (int64_t i = std::max<int64_t>(0, r - half); i <= std::min(h - 1, r - half + attrs.size - 1); ++i) {
+          for (int64_t j = std::max<int64_t>(0, col - half); j <= std::min(w - 1, col - half + attrs.size - 1); ++j) {
+            sum += xp[i * w + j] * xp[i * w + j];
+          }
+        }
+        yp[r * w + col] = xp[r * w + col] / std::pow(attrs.bias + alpha_over_area * sum, attrs.beta);
+      }
+    }
+  }
+  return y;
+}
+
 }  // namespace
 
 Result<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias,
@@ -40,6 +66,7 @@ Result<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bi
 
 Result<Tensor> lrn(const Tensor& x, const LrnAttrs& attrs) {
   TESSERA_ASSIGN_OR_RETURN(Shape out_shape, lrn_output_shape(x.shape, attrs));
+  if (attrs.within_channel) return lrn_within_channel(x, attrs);
   const int64_t n = x.dim(0), c = x.dim(1), size = trailing_elements(x.shape, 2);
   // Channels c - before .. c + after (clipped) enter the square sum.
   const int64_t before = (attrs.size - 1) / 2, after = attrs.size / 2;

@@ -42,6 +42,15 @@ Status validate(const Image& image, const PreprocessConfig& config) {
   }
   TESSERA_RETURN_IF_ERROR(check_per_channel(config.mean, "mean", config.channels));
   TESSERA_RETURN_IF_ERROR(check_per_channel(config.std, "std", config.channels));
+  if (!config.mean_image.empty() &&
+      config.mean_image.size() != static_cast<size_t>(config.channels) * static_cast<size_t>(config.width) *
+                                      static_cast<size_t>(config.height)) {
+    return Status::invalid_argument("preprocess: the mean image has " + std::to_string(config.mean_image.size()) +
+                                    " values; want channels x height x width");
+  }
+  if (config.bgr && config.channels != 3) {
+    return Status::invalid_argument("preprocess: BGR channel order needs 3 channels");
+  }
   if (std::find(config.std.begin(), config.std.end(), 0.0f) != config.std.end()) {
     return Status::invalid_argument("preprocess: std must not be 0");
   }
@@ -162,11 +171,18 @@ Status preprocess_into(const Image& image, const PreprocessConfig& config, float
                            static_cast<int>(dst_h), out + static_cast<size_t>(dst_y * tw + dst_x),
                            static_cast<size_t>(tw), plane);
 
-  // (4) x = pixel / scale, then (x - mean) / std.
+  // (4) Channel order: the planes are R, G, B; Caffe models want B, G, R.
+  if (config.bgr) std::swap_ranges(out, out + plane, out + 2 * plane);
+
+  // (5) x = (pixel - mean_image) / scale, then (x - mean) / std.
   for (int c = 0; c < channels; ++c) {
     const float mean = per_channel(config.mean, c, 0.0f);
     const float deviation = per_channel(config.std, c, 1.0f);
     float* p = out + static_cast<size_t>(c) * plane;
+    if (!config.mean_image.empty()) {
+      const float* m = config.mean_image.data() + static_cast<size_t>(c) * plane;
+      for (size_t i = 0; i < plane; ++i) p[i] -= m[i];
+    }
     for (size_t i = 0; i < plane; ++i) p[i] = (p[i] / config.scale - mean) / deviation;
   }
   return Status::ok();

@@ -22,6 +22,11 @@ struct PreprocessConfig {
   std::vector<float> std;
   InvertMode invert = InvertMode::kNo;  // kAuto: invert when the border ring is brighter than the whole image
   ResizeMode resize = ResizeMode::kStretch;
+  bool bgr = false;          // 3 channels in B, G, R order (Caffe models) instead of R, G, B
+  // Caffe's mean.binaryproto: channels x height x width values in pixel units (0-255), in the
+  // model's channel order, subtracted before the scale: x = (pixel - mean_image) / scale. Empty:
+  // none.
+  std::vector<float> mean_image;
 };
 
 // Writes the preprocessed image as C x H x W floats into `out` (size channels*height*width),

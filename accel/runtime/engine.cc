@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "accel/host/reference_executor.h"
-#include "accel/import/onnx/onnx_importer.h"
+#include "accel/runtime/model_import.h"
 #include "accel/runtime/engine_int8.h"
 
 namespace tessera {
@@ -61,7 +61,7 @@ Engine::Engine(ModelConfig config, Graph graph, int num_classes, EngineOptions o
 Engine::~Engine() = default;
 
 Result<std::unique_ptr<Engine>> Engine::load(const ModelConfig& config, const EngineOptions& options) {
-  auto graph = import_onnx_file(config.file);
+  auto graph = import_model(config);
   if (!graph) return Status(graph.status().code(), model_error_prefix(config) + graph.status().message());
   TESSERA_ASSIGN_OR_RETURN(int classes, check_signature(config, *graph));
   if (options.max_batch < 1) return Status::invalid_argument("max_batch must be at least 1");

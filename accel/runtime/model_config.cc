@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "accel/common/toml_file.h"
+#include "accel/import/caffe/caffe_importer.h"
 
 namespace tessera {
 namespace {
@@ -85,7 +86,8 @@ Result<PreprocessConfig> input_config(const toml::table& root, const std::filesy
   const auto* input = root["input"].as_table();
   if (!input) return config_error(file, "input", "table is required");
   TESSERA_RETURN_IF_ERROR(only_known_keys(*input, file, "input.",
-                                          {"width", "height", "channels", "scale", "mean", "std", "invert", "resize"}));
+                                          {"width", "height", "channels", "scale", "mean", "std", "invert", "resize",
+                                           "channel_order"}));
   PreprocessConfig in;
   TESSERA_ASSIGN_OR_RETURN(in.width, positive_int(*input, file, "width", 8192));
   TESSERA_ASSIGN_OR_RETURN(in.height, positive_int(*input, file, "height", 8192));
@@ -100,6 +102,16 @@ Result<PreprocessConfig> input_config(const toml::table& root, const std::filesy
   }
   TESSERA_ASSIGN_OR_RETURN(in.invert, invert_mode(*input, file));
   TESSERA_ASSIGN_OR_RETURN(in.resize, resize_mode(*input, file));
+  if (const auto* node = input->get("channel_order")) {
+    auto order = node->value<std::string>();
+    if (!order || (*order != "rgb" && *order != "bgr")) {
+      return config_error(file, "input.channel_order", "must be \"rgb\" or \"bgr\"");
+    }
+    if (*order == "bgr" && in.channels != 3) {
+      return config_error(file, "input.channel_order", "\"bgr\" needs input.channels = 3");
+    }
+    in.bgr = *order == "bgr";
+  }
   return in;
 }
 
@@ -162,6 +174,42 @@ Result<BatchingConfig> batching_config(const toml::table& root, const std::files
   return b;
 }
 
+// A file named by `key`, relative to the model folder; it must exist.
+Result<std::filesystem::path> existing_file(const toml::table& root, const std::filesystem::path& file,
+                                            const std::filesystem::path& dir, const std::string& key) {
+  TESSERA_ASSIGN_OR_RETURN(std::string name, required_string(root, file, key));
+  const auto path = dir / name;
+  if (!std::filesystem::is_regular_file(path)) {
+    return config_error(file, key, "names " + path.string() + ", which does not exist");
+  }
+  return path;
+}
+
+// Caffe's mean image cut to the input size: used as it is when the sizes match, centre-cropped
+// when it is larger (as Caffe's test-phase crop does).
+Result<std::vector<float>> mean_image(const std::filesystem::path& file, const std::filesystem::path& path,
+                                      const PreprocessConfig& in) {
+  auto mean = read_caffe_mean_file(path);
+  if (!mean) return config_error(file, "mean_file", "is not usable: " + mean.status().message());
+  const int64_t c = mean->dim(0), h = mean->dim(1), w = mean->dim(2);
+  if (c != in.channels || h < in.height || w < in.width) {
+    return config_error(file, "mean_file", "holds a " + std::to_string(c) + " x " + std::to_string(h) + " x " +
+                                               std::to_string(w) + " mean; the input is " + std::to_string(in.channels) +
+                                               " x " + std::to_string(in.height) + " x " + std::to_string(in.width) +
+                                               " (the mean needs as many channels and at least its size)");
+  }
+  const int64_t top = (h - in.height) / 2, left = (w - in.width) / 2;
+  std::vector<float> out;
+  out.reserve(static_cast<size_t>(c * in.height * in.width));
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t y = 0; y < in.height; ++y) {
+      const float* row = mean->ptr() + (ch * h + top + y) * w + left;
+      out.insert(out.end(), row, row + in.width);
+    }
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> read_labels(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return Status::not_found("cannot open labels file " + path.string());
@@ -181,8 +229,8 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(file)) return Status::not_found("no model.toml in " + dir.string());
   TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(file));
   TESSERA_RETURN_IF_ERROR(only_known_keys(root, file, "",
-                                          {"name", "file", "format", "labels", "precision", "input", "quantization",
-                                           "batching"}));
+                                          {"name", "file", "format", "weights", "mean_file", "labels", "precision",
+                                           "input", "quantization", "batching"}));
   ModelConfig config;
   config.dir = std::filesystem::absolute(dir);
   TESSERA_ASSIGN_OR_RETURN(config.name, required_string(root, file, "name"));
@@ -191,9 +239,23 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(config.file)) {
     return config_error(file, "file", "names " + config.file.string() + ", which does not exist");
   }
-  config.format = root["format"].value_or(std::string("onnx"));
-  if (config.format != "onnx") return config_error(file, "format", "must be \"onnx\"");
+  if (const auto* node = root.get("format")) {
+    auto value = node->value<std::string>();
+    if (!value || (*value != "onnx" && *value != "caffe")) return config_error(file, "format", "must be \"onnx\" or \"caffe\"");
+    config.format = *value;
+  }
   TESSERA_ASSIGN_OR_RETURN(config.input, input_config(root, file));
+  if (config.format == "caffe") {
+    TESSERA_ASSIGN_OR_RETURN(config.weights, existing_file(root, file, config.dir, "weights"));
+    if (root.contains("mean_file")) {
+      TESSERA_ASSIGN_OR_RETURN(config.mean_file, existing_file(root, file, config.dir, "mean_file"));
+      TESSERA_ASSIGN_OR_RETURN(config.input.mean_image, mean_image(file, config.mean_file, config.input));
+    }
+  } else {
+    for (const char* key : {"weights", "mean_file"}) {
+      if (root.contains(key)) return config_error(file, key, "is only for format = \"caffe\"");
+    }
+  }
   TESSERA_ASSIGN_OR_RETURN(std::string labels_file, required_string(root, file, "labels"));
   TESSERA_ASSIGN_OR_RETURN(config.labels, read_labels(config.dir / labels_file));
   TESSERA_ASSIGN_OR_RETURN(config.quantization, quant_config(root, file, config.dir));

@@ -30,8 +30,10 @@ struct BatchingConfig {
 struct ModelConfig {
   std::string name;
   std::filesystem::path dir;
-  std::filesystem::path file;      // absolute path of the model file
-  std::string format = "onnx";
+  std::filesystem::path file;      // absolute path of the model file (Caffe: the deploy prototxt)
+  std::string format = "onnx";     // "onnx" | "caffe"
+  std::filesystem::path weights;   // caffe: absolute path of the .caffemodel
+  std::filesystem::path mean_file; // caffe, optional: mean.binaryproto (loaded into input.mean_image)
   PreprocessConfig input;
   std::vector<std::string> labels; // from the labels file, one per class
   QuantConfig quantization;

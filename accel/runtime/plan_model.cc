@@ -3,6 +3,7 @@
 #include "accel/graph/passes.h"
 #include "accel/import/onnx/onnx_importer.h"
 #include "accel/runtime/model_config.h"
+#include "accel/runtime/model_import.h"
 
 namespace tessera {
 
@@ -11,12 +12,15 @@ Result<ModelPlanning> plan_model(const std::filesystem::path& model, const plan:
   ModelPlanning out;
   std::filesystem::path file = model;
   out.model_name = model.stem().string();
+  Result<Graph> imported = Status::internal("not imported");
   if (std::filesystem::is_directory(model)) {
     TESSERA_ASSIGN_OR_RETURN(ModelConfig config, load_model_config(model));
     file = config.file;
     out.model_name = config.name;
+    imported = import_model(config);
+  } else {
+    imported = import_onnx_file(file);
   }
-  auto imported = import_onnx_file(file);
   if (!imported) return Status(imported.status().code(), file.string() + ": " + imported.status().message());
   Graph graph = std::move(imported).value();
   fold_constant_identities(graph);

@@ -417,7 +417,7 @@ TEST(Lrn, FiveChannelsSizeThree) {
   // x = 1..5 over channels. size 3 sums channels c-1..c+1: 5, 14, 29, 50, 41.
   // alpha/size = 1, beta = 1, bias = 1: y = x / (1 + sum).
   const Tensor x({1, 5, 1, 1}, {1, 2, 3, 4, 5});
-  expect_tensor(lrn(x, LrnAttrs{3, 3.0f, 1.0f, 1.0f}), {1, 5, 1, 1},
+  expect_tensor(lrn(x, LrnAttrs{3, 3.0f, 1.0f, 1.0f, false}), {1, 5, 1, 1},
                 {1.0f / 6, 2.0f / 15, 3.0f / 30, 4.0f / 51, 5.0f / 42});
 }
 
@@ -425,7 +425,7 @@ TEST(Lrn, EvenSizeLooksAheadAndPowBeta) {
   // size 2: floor(1/2) = 0 channels before, ceil(1/2) = 1 after. alpha/size = 1, bias 0,
   // beta 0.5: y = x / sqrt(x_c^2 + x_{c+1}^2).
   const Tensor x({1, 3, 1, 1}, {3, 4, 12});
-  expect_tensor(lrn(x, LrnAttrs{2, 2.0f, 0.5f, 0.0f}), {1, 3, 1, 1},
+  expect_tensor(lrn(x, LrnAttrs{2, 2.0f, 0.5f, 0.0f, false}), {1, 3, 1, 1},
                 {3.0f / 5, 4.0f / 12.649111f, 1});
   // AlexNet-style size 5, beta 0.75 on 5 channels at 2 pixels: centre channel sums all five.
   Tensor y({1, 5, 1, 2});
@@ -433,7 +433,7 @@ TEST(Lrn, EvenSizeLooksAheadAndPowBeta) {
     y.data[static_cast<size_t>(2 * c)] = static_cast<float>(c + 1);
     y.data[static_cast<size_t>(2 * c + 1)] = -static_cast<float>(c);
   }
-  auto r = lrn(y, LrnAttrs{5, 1e-2f, 0.75f, 2.0f});
+  auto r = lrn(y, LrnAttrs{5, 1e-2f, 0.75f, 2.0f, false});
   ASSERT_TRUE(r.is_ok());
   // channel 2, pixel 0: x = 3, sum 1+4+9+16+25 = 55; pixel 1: x = -2, sum 0+1+4+9+16 = 30.
   EXPECT_NEAR(r->data[4], 3.0f / std::pow(2.0f + 1e-2f / 5 * 55, 0.75f), 1e-6f);

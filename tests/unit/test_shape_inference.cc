@@ -195,7 +195,7 @@ TEST(NormShapes, BatchNormLrnSoftmax) {
   EXPECT_EQ(*batch_norm_output_shape({2, 3, 4, 4}, {3}, {3}, {3}, {3}), (Shape{2, 3, 4, 4}));
   expect_invalid(batch_norm_output_shape({2, 3, 4, 4}, {3}, {3}, {4}, {3}),
                  "mean must be [3], got [4]");
-  expect_invalid(lrn_output_shape({2, 3, 4, 4}, LrnAttrs{0, 1, 1, 1}), "size must be >= 1");
+  expect_invalid(lrn_output_shape({2, 3, 4, 4}, LrnAttrs{0, 1, 1, 1, false}), "size must be >= 1");
   expect_invalid(softmax_output_shape({2, 10}, 2), "axis 2 is out of range");
   EXPECT_EQ(*softmax_output_shape({2, 10}, -1), (Shape{2, 10}));
 }
