@@ -39,7 +39,7 @@ import caffe_format  # noqa: E402
 import onnx2caffe  # noqa: E402
 
 FILES = ["deploy.prototxt", "opencv.prototxt", "model.caffemodel", "input.f32", "opencv.f32", "meta.json"]
-ZOO_CONVERTED = ["squeezenet1_1", "googlenet", "alexnet"]
+ZOO_CONVERTED = ["squeezenet1_1", "resnet18", "googlenet", "alexnet"]
 
 
 class NetWriter:

@@ -67,7 +67,7 @@ Result<Tensor> run(const Graph& graph, const Tensor& input) {
 const std::vector<std::string> kGenerated = {"caffepresso_mnist", "caffepresso_cifar10", "caffepresso_stl10",
                                              "caffepresso_caltech101", "cifar10_quick", "legacy_v1",
                                              "layer_zoo", "ip_axis"};
-const std::vector<std::string> kConverted = {"fashion-mnist", "squeezenet1_1", "googlenet", "alexnet"};
+const std::vector<std::string> kConverted = {"fashion-mnist", "squeezenet1_1", "resnet18", "googlenet", "alexnet"};
 
 class CaffeVsOpenCV : public ::testing::TestWithParam<std::string> {};
 
