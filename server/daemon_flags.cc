@@ -151,7 +151,7 @@ void add_daemon_flags(CLI::App& app, std::vector<DaemonFlag>& flags) {
         [&](auto* target) -> CLI::Option* { return app.add_option("--" + f.name, *target, f.help); }, f.target);
     opt->capture_default_str();
     if (!f.choices.empty()) opt->check(CLI::IsMember(f.choices));
-    if (f.min != f.max) opt->check(CLI::Range(f.min, f.max));
+    if (f.min != f.max) opt->check(CLI::Range(f.min, f.max).description(range_text(f)));
   }
 }
 
