@@ -1,5 +1,7 @@
 #include "server/daemon_flags.h"
 
+#include <cstdlib>
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -151,7 +153,17 @@ void add_daemon_flags(CLI::App& app, std::vector<DaemonFlag>& flags) {
         [&](auto* target) -> CLI::Option* { return app.add_option("--" + f.name, *target, f.help); }, f.target);
     opt->capture_default_str();
     if (!f.choices.empty()) opt->check(CLI::IsMember(f.choices));
-    if (f.min != f.max) opt->check(CLI::Range(f.min, f.max).description(range_text(f)));
+    if (f.min != f.max) {
+      // CLI11's Range would say "not in range 0.000000 to 65535.000000".
+      opt->check(CLI::Validator(
+          [min = f.min, max = f.max, range = range_text(f)](std::string& value) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(value.c_str(), &end);
+            if (end == value.c_str() || *end != '\0' || v < min || v > max) return "must be " + range + ", not " + value;
+            return "";
+          },
+          range_text(f)));
+    }
   }
 }
 

@@ -120,6 +120,9 @@ TEST_F(DaemonConfigTest, BadConfigNamesTheKeyAndStopsTheStart) {
   EXPECT_NE(refused({"--config", write_config("this is = not toml [").string()}).find("tesserad.toml"),
             std::string::npos);
   EXPECT_NE(refused({"--config", (dir_ / "missing.toml").string()}).find("missing.toml"), std::string::npos);
+  // A bad flag value says which flag and what it takes.
+  EXPECT_NE(refused({"--max-batch", "0"}).find("--max-batch: must be from 1 to 256, not 0"), std::string::npos);
+  EXPECT_NE(refused({"--grpc-port", "70000"}).find("from 0 to 65535"), std::string::npos);
 }
 
 }  // namespace
