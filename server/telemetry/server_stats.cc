@@ -108,30 +108,34 @@ void ServerStats::on_answer(const InferenceJob& job, const Result<ClassifyResult
   const std::string model = job.model ? job.model->name() : std::string();
   const char* code = result ? "OK" : status_code_name(result.status().code());
   requests_->with({{"model", model}, {"api", job.via}, {"code", code}}).inc();
-  std::lock_guard lock(mu_);
-  auto& outcome = outcomes_[model];
   if (!result) {
-    ++outcome.second;
+    std::lock_guard lock(mu_);
+    ++outcomes_[model].second;
     return;
   }
-  ++outcome.first;
   const ClassifyResult& r = *result;
   const Timing& t = r.timing;
   Answer a{Clock::now(), model, {t.queue_us, t.decode_us, t.fabric_us, t.host_us, t.total_us},
            static_cast<double>(t.fabric_us) / std::max<uint32_t>(1, r.batch_size)};
+  // The Prometheus children have their own locks: updated outside mu_, which guards only the
+  // window and the totals below.
   images_->with({{"model", model}}).inc();
   for (size_t i = 0; i < std::size(kStages); ++i) {
     latency_->with({{"model", model}, {"stage", kStages[i]}}).observe(static_cast<double>(a.stage_us[i]) * 1e-6);
   }
+  double dynamic_joules = 0;
   if (r.energy_uj > 0) {
     modeled_energy_->with({{"model", model}}).inc(r.energy_uj * 1e-6);
-    modeled_joules_ += r.energy_uj * 1e-6;
     // The plan's energy holds the board's static power over the layer times; the power model
-    // adds static power itself, so only the dynamic part accumulates here.
+    // adds static power itself, so only the dynamic part accumulates.
     const double static_uj =
         static_watts_ * static_cast<double>(t.modeled_fabric_us) / std::max<uint32_t>(1, r.batch_size);
-    modeled_dynamic_joules_ += std::max(0.0, r.energy_uj - static_uj) * 1e-6;
+    dynamic_joules = std::max(0.0, r.energy_uj - static_uj) * 1e-6;
   }
+  std::lock_guard lock(mu_);
+  ++outcomes_[model].first;
+  modeled_joules_ += std::max(0.0, r.energy_uj) * 1e-6;
+  modeled_dynamic_joules_ += dynamic_joules;
   recent_.push_back(std::move(a));
   trim(recent_.back().at);
 }
