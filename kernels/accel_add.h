@@ -61,7 +61,7 @@ static void add_layer(const abi::LayerDesc& d, const int32_t* quant, act_t* imag
   const int32_t mult_b = quant[d.quant_offset + 1];
   const int32_t shift = quant[d.quant_offset + 2];
   const uint32_t plane = d.out_h * d.out_w;
-  const uint32_t block = d.out_c * plane;  // one image's bytes of each tensor's channel slice
+  const uint32_t block = d.out_c * plane;      // one image's bytes of each tensor's channel slice
   const uint32_t chunk = d.tile_r * d.tile_c;  // <= kChunkElems (abi::layer_fits)
   const act_t* a = image + d.in_offset + d.in_channel_base * plane;
   const act_t* b = image + d.in2_offset + d.in2_channel_base * plane;

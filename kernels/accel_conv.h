@@ -399,7 +399,7 @@ static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const i
   ConvCursor cursor = {0, 0, 0, 0};
   ConvStep cur = make_conv_step(d, g, cursor);
   load_conv_tile(cur, d, g, image, weights, in_ping, w_ping);  // prologue: fill the first half
-  bool ping = true;                                             // cur's tiles are in the ping buffers
+  bool ping = true;                                            // cur's tiles are in the ping buffers
 conv_steps:
   for (uint32_t step = 0; step < g.steps; ++step) {
 #pragma HLS loop_tripcount min = 1 max = 4096 avg = 64

@@ -35,14 +35,14 @@ typedef int32_t acc_t;
 // Tile sizes: T_m output channels, T_n input channels per group, T_r x T_c output pixels of the layer's
 // final output (after a fused pool). The planner picks tiles within these limits and within the
 // buffer budgets below; the kernel and emulator refuse a descriptor that exceeds them.
-constexpr uint32_t kMaxTileM = 64;        // output channels per tile (parallel MAC lanes)
-constexpr uint32_t kMaxTileN = 64;        // input channels per tile (MACs per lane per cycle)
-constexpr uint32_t kMaxTileR = 64;        // output rows per tile
-constexpr uint32_t kMaxTileC = 64;        // output columns per tile
-constexpr uint32_t kMaxKernel = 11;       // kernel height/width
+constexpr uint32_t kMaxTileM = 64;   // output channels per tile (parallel MAC lanes)
+constexpr uint32_t kMaxTileN = 64;   // input channels per tile (MACs per lane per cycle)
+constexpr uint32_t kMaxTileR = 64;   // output rows per tile
+constexpr uint32_t kMaxTileC = 64;   // output columns per tile
+constexpr uint32_t kMaxKernel = 11;  // kernel height/width
 constexpr uint32_t kMaxStride = 4;
 constexpr uint32_t kMaxDilation = 4;
-constexpr uint32_t kMaxPoolKernel = 3;    // fused max-pool window (2x2 or 3x3)
+constexpr uint32_t kMaxPoolKernel = 3;       // fused max-pool window (2x2 or 3x3)
 constexpr uint32_t kMaxStandalonePool = 16;  // standalone pool window (incl. global pool up to 16x16)
 
 // One buffer of each double-buffered pair, in bytes. Input tile: T_n x in_rows x in_cols int8;
@@ -87,9 +87,9 @@ inline int32_t requantize_add(int32_t a, int32_t b, int32_t multiplier_a, int32_
 
 // ---- Operations ---------------------------------------------------------------------------------
 enum LayerOp : uint32_t {
-  kOpConv = 1,   // (grouped) convolution + bias + requantise + clamp [+ fused max-pool]
-  kOpPool = 2,   // standalone max or average pool on int8 (average: window sum, then requantise)
-  kOpAdd = 3,    // element-wise add of two int8 tensors (ResNet/MobileNet shortcuts)
+  kOpConv = 1,  // (grouped) convolution + bias + requantise + clamp [+ fused max-pool]
+  kOpPool = 2,  // standalone max or average pool on int8 (average: window sum, then requantise)
+  kOpAdd = 3,   // element-wise add of two int8 tensors (ResNet/MobileNet shortcuts)
 };
 
 enum PoolKind : uint32_t {
@@ -115,13 +115,13 @@ enum PoolKind : uint32_t {
 //                      within an image a tensor is C x H x W at its byte offset. A layer may read
 //                      and write a channel slice of a larger tensor (channel_base / channels_total),
 //                      which makes Concat free: producers write into their slice of one tensor.
-constexpr uint32_t kParamAlignBytes = 64;   // DDR burst alignment for weight/quant arrays
-constexpr uint32_t kArenaAlignBytes = 64;   // alignment of every activation tensor
+constexpr uint32_t kParamAlignBytes = 64;  // DDR burst alignment for weight/quant arrays
+constexpr uint32_t kArenaAlignBytes = 64;  // alignment of every activation tensor
 
 // 32-bit words so that HLS reads the record with plain word loads and host code needs no packing.
 struct ProgramHeader {
-  uint32_t magic;              // kProgramMagic
-  uint32_t version;            // kAbiVersion
+  uint32_t magic;    // kProgramMagic
+  uint32_t version;  // kAbiVersion
   uint32_t layer_count;
   uint32_t batch;              // images in this launch (set per run by the host)
   uint32_t arena_image_bytes;  // arena bytes per image
@@ -131,7 +131,7 @@ struct ProgramHeader {
 };
 
 struct LayerDesc {
-  uint32_t op;                 // LayerOp
+  uint32_t op;  // LayerOp
   // Input tensor (C x H x W int8 at in_offset; reads channels [in_channel_base, +in_c) of a
   // tensor with in_channels_total channels).
   uint32_t in_c, in_h, in_w;
@@ -152,13 +152,13 @@ struct LayerDesc {
   uint32_t pad_top, pad_left;  // bottom/right padding is implied by conv_h/conv_w
   uint32_t dilation_h, dilation_w;
   uint32_t groups;
-  uint32_t weight_offset;      // bytes into the weights buffer
-  uint32_t quant_offset;       // int32 words into the quant buffer
+  uint32_t weight_offset;  // bytes into the weights buffer
+  uint32_t quant_offset;   // int32 words into the quant buffer
   // Clamp after requantisation (two's complement in the low 8 bits is NOT used: full int32).
   int32_t act_lo, act_hi;
   // Pool: fused after the conv (kOpConv, kPoolMax only) or the whole op (kOpPool). Windows are
   // in the pool's input coordinates; padded positions never win a max and are never counted.
-  uint32_t pool_kind;          // PoolKind
+  uint32_t pool_kind;  // PoolKind
   uint32_t pool_h, pool_w;
   uint32_t pool_stride_h, pool_stride_w;
   uint32_t pool_pad_top, pool_pad_left;
@@ -177,8 +177,8 @@ static_assert(sizeof(LayerDesc) % 4 == 0, "LayerDesc is whole words");
 // non-zero status into an error naming the layer, never into silently wrong numbers.
 enum RunStatus : uint32_t {
   kRunOk = 0,
-  kRunBadProgram = 1,          // magic/version mismatch or layer_count over kMaxLayers
-  kRunBadLayer = 2,            // a descriptor exceeds the synthesised limits
+  kRunBadProgram = 1,  // magic/version mismatch or layer_count over kMaxLayers
+  kRunBadLayer = 2,    // a descriptor exceeds the synthesised limits
 };
 constexpr uint32_t kStatusWords = 2;
 constexpr uint32_t kMaxLayers = 1024;
@@ -198,8 +198,8 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.op == kOpAdd) return d.in2_channel_base + d.in_c <= d.in2_channels_total;
   if (d.op == kOpPool) {
     return (d.pool_kind == kPoolMax || d.pool_kind == kPoolAverage) && d.pool_h >= 1 &&
-           d.pool_h <= kMaxStandalonePool && d.pool_w >= 1 && d.pool_w <= kMaxStandalonePool &&
-           d.pool_stride_h >= 1 && d.pool_stride_w >= 1 &&
+           d.pool_h <= kMaxStandalonePool && d.pool_w >= 1 && d.pool_w <= kMaxStandalonePool && d.pool_stride_h >= 1 &&
+           d.pool_stride_w >= 1 &&
            // One window row of a strip fits the line buffer.
            static_cast<uint64_t>(d.tile_c - 1) * d.pool_stride_w + d.pool_w <= kPoolLineBytes;
   }
@@ -215,8 +215,7 @@ inline bool layer_fits(const LayerDesc& d) {
   if (groups_in_tile * d.tile_n > kMaxTileN) return false;
   if (d.kernel_h < 1 || d.kernel_h > kMaxKernel || d.kernel_w < 1 || d.kernel_w > kMaxKernel) return false;
   if (d.stride_h < 1 || d.stride_h > kMaxStride || d.stride_w < 1 || d.stride_w > kMaxStride) return false;
-  if (d.dilation_h < 1 || d.dilation_h > kMaxDilation || d.dilation_w < 1 || d.dilation_w > kMaxDilation)
-    return false;
+  if (d.dilation_h < 1 || d.dilation_h > kMaxDilation || d.dilation_w < 1 || d.dilation_w > kMaxDilation) return false;
   if (d.pool_kind != kPoolNone && d.pool_kind != kPoolMax) return false;
   if (d.pool_kind == kPoolMax && (d.pool_h < 1 || d.pool_h > kMaxPoolKernel || d.pool_w < 1 ||
                                   d.pool_w > kMaxPoolKernel || d.pool_stride_h < 1 || d.pool_stride_w < 1))

@@ -138,7 +138,8 @@ void ClassifyStreamReactor::step() {
   }
   if (write) StartWrite(&writing_);
   if (read) StartRead(reading_.get());
-  if (finish) Finish(cancelled ? grpc::Status(grpc::StatusCode::CANCELLED, "the stream was cancelled") : grpc::Status::OK);
+  if (finish)
+    Finish(cancelled ? grpc::Status(grpc::StatusCode::CANCELLED, "the stream was cancelled") : grpc::Status::OK);
 }
 
 }  // namespace tessera

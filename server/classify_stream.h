@@ -42,15 +42,15 @@ class ClassifyStreamReactor final : public grpc::ServerBidiReactor<v1::ClassifyR
   bool admitted_ = false;  // false: refused (token, draining); the stream ended at once
 
   std::mutex mu_;
-  std::unique_ptr<v1::ClassifyRequest> reading_;               // target of the read in progress
-  std::list<std::unique_ptr<v1::ClassifyRequest>> requests_;   // submitted, kept until answered
-  std::deque<v1::ClassifyResponse> answers_;                   // waiting to be written
-  v1::ClassifyResponse writing_;                               // the write in progress
-  size_t pending_ = 0;        // submitted to the batcher, not yet answered
+  std::unique_ptr<v1::ClassifyRequest> reading_;              // target of the read in progress
+  std::list<std::unique_ptr<v1::ClassifyRequest>> requests_;  // submitted, kept until answered
+  std::deque<v1::ClassifyResponse> answers_;                  // waiting to be written
+  v1::ClassifyResponse writing_;                              // the write in progress
+  size_t pending_ = 0;                                        // submitted to the batcher, not yet answered
   bool read_in_flight_ = false;
   bool write_in_flight_ = false;
-  bool reads_done_ = false;   // half-closed, cancelled or a read failed
-  bool broken_ = false;       // a write failed or the call was cancelled: drop answers
+  bool reads_done_ = false;  // half-closed, cancelled or a read failed
+  bool broken_ = false;      // a write failed or the call was cancelled: drop answers
   bool finished_ = false;
 };
 

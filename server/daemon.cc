@@ -7,6 +7,8 @@
 #include <climits>
 #include <thread>
 
+#include "accel/plan/board_profile.h"
+#include "accel/plan/plan_cache.h"
 #include "server/auth/bearer_tokens.h"
 #include "server/fleet/fleet_service.h"
 #include "server/fleet/peer_list.h"
@@ -16,8 +18,6 @@
 #include "server/inference_queue.h"
 #include "server/kserve/kserve_grpc_service.h"
 #include "server/model_repository.h"
-#include "accel/plan/board_profile.h"
-#include "accel/plan/plan_cache.h"
 #include "server/telemetry/device_source.h"
 #include "server/telemetry/hwmon_source.h"
 #include "server/telemetry/model_source.h"
@@ -56,13 +56,17 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
     TESSERA_ASSIGN_OR_RETURN(BearerTokens tokens, BearerTokens::load(options.auth_tokens));
     d->tokens_ = std::make_unique<BearerTokens>(std::move(tokens));
   }
-  spdlog::info("security: {}; {}", !tls ? "plain TCP (no TLS)" : tls->mutual() ? "mutual TLS" : "TLS",
+  spdlog::info("security: {}; {}",
+               !tls            ? "plain TCP (no TLS)"
+               : tls->mutual() ? "mutual TLS"
+                               : "TLS",
                d->tokens_ ? std::to_string(d->tokens_->size()) + " bearer token(s) from " + options.auth_tokens.string()
                           : std::string("no bearer tokens"));
-  spdlog::info("limits: http read timeout {} s, write timeout {} s, {} requests in flight per connection; "
-               "grpc {} concurrent streams per connection",
-               options.http_read_timeout_s, options.http_write_timeout_s, options.http_max_in_flight,
-               options.grpc_max_concurrent_streams);
+  spdlog::info(
+      "limits: http read timeout {} s, write timeout {} s, {} requests in flight per connection; "
+      "grpc {} concurrent streams per connection",
+      options.http_read_timeout_s, options.http_write_timeout_s, options.http_max_in_flight,
+      options.grpc_max_concurrent_streams);
   EngineOptions engine_options;
   TESSERA_ASSIGN_OR_RETURN(engine_options.precision, parse_precision(options.precision));
   TESSERA_ASSIGN_OR_RETURN(engine_options.plan.objective, plan::parse_objective(options.objective));
@@ -90,9 +94,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
     if (board) {
       device_labels.static_watts = board->static_watts;
       Daemon* self = d.get();
-      sources.push_back(std::make_unique<telemetry::ModelSource>(board->static_watts, [self] {
-        return self->stats_ ? self->stats_->modeled_dynamic_joules() : 0.0;
-      }));
+      sources.push_back(std::make_unique<telemetry::ModelSource>(
+          board->static_watts, [self] { return self->stats_ ? self->stats_->modeled_dynamic_joules() : 0.0; }));
     } else {
       spdlog::warn("telemetry: no power model: {}", board.status().message());
     }
@@ -128,12 +131,12 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
       static_cast<int>(std::min<int64_t>(options.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
   grpc_options.max_concurrent_streams = options.grpc_max_concurrent_streams;
   grpc_options.credentials = grpc_server_credentials(tls);
-  TESSERA_ASSIGN_OR_RETURN(d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get(),
-                                                                      d->kserve_.get()}));
+  TESSERA_ASSIGN_OR_RETURN(
+      d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get(), d->kserve_.get()}));
 
   if (!peers.empty()) spdlog::info("fleet: {} peer(s): {}", peers.size(), options.peers);
-  d->fleet_ = std::make_unique<fleet::FleetService>(std::move(peers), std::chrono::milliseconds(options.peer_timeout_ms),
-                                                    *d->stats_);
+  d->fleet_ = std::make_unique<fleet::FleetService>(std::move(peers),
+                                                    std::chrono::milliseconds(options.peer_timeout_ms), *d->stats_);
   d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root, d->stats_.get(),
                                             d->tokens_.get(), d->fleet_.get());
   HttpServerOptions http_options;

@@ -41,26 +41,26 @@ struct DaemonOptions {
   int64_t max_image_bytes = 16 << 20;
   int64_t max_image_pixels = 40'000'000;
   std::filesystem::path web_root = "web";
-  int workers = 2;         // batches in flight at once
+  int workers = 2;  // batches in flight at once
   int http_threads = 2;
-  std::string precision = "int8";   // int8 (fabric + host pipeline) or fp32 (host only)
-  DeviceOptions device;             // --device auto|emu|xrt, --xclbin, --board
-  BatchPolicy batching;             // defaults for models whose model.toml has no [batching]
-  std::string objective = "energy"; // what the tile planner minimises: time, bytes or energy
-  std::filesystem::path plan_cache; // where plans are cached; empty: memory only
-  double drain_timeout_s = 10;      // SIGTERM: how long queued and running requests get
-  std::string log_format = "text";  // text | json
-  int telemetry_interval_ms = 1000; // power/temperature sampling period
+  std::string precision = "int8";             // int8 (fabric + host pipeline) or fp32 (host only)
+  DeviceOptions device;                       // --device auto|emu|xrt, --xclbin, --board
+  BatchPolicy batching;                       // defaults for models whose model.toml has no [batching]
+  std::string objective = "energy";           // what the tile planner minimises: time, bytes or energy
+  std::filesystem::path plan_cache;           // where plans are cached; empty: memory only
+  double drain_timeout_s = 10;                // SIGTERM: how long queued and running requests get
+  std::string log_format = "text";            // text | json
+  int telemetry_interval_ms = 1000;           // power/temperature sampling period
   std::filesystem::path sysfs_root = "/sys";  // hwmon rails and thermal zones (tests: a fake tree)
   // TLS on both ports when a certificate and key are given (PEM); the client CA makes it mutual.
   std::filesystem::path tls_cert, tls_key, tls_client_ca;
-  std::filesystem::path auth_tokens;  // bearer tokens, one per line; empty: none needed
-  int http_read_timeout_s = 30;       // per request, idle keep-alive, TLS handshake
-  int http_write_timeout_s = 30;      // per response and per server-sent event
-  int http_max_in_flight = 8;         // pipelined requests read but not answered, per connection
+  std::filesystem::path auth_tokens;      // bearer tokens, one per line; empty: none needed
+  int http_read_timeout_s = 30;           // per request, idle keep-alive, TLS handshake
+  int http_write_timeout_s = 30;          // per response and per server-sent event
+  int http_max_in_flight = 8;             // pipelined requests read but not answered, per connection
   int grpc_max_concurrent_streams = 100;  // per connection
-  std::string peers;                  // other daemons' HTTP addresses for /v1/fleet: "HOST:PORT,..."
-  int peer_timeout_ms = 1500;         // /v1/fleet: how long each peer gets to answer
+  std::string peers;                      // other daemons' HTTP addresses for /v1/fleet: "HOST:PORT,..."
+  int peer_timeout_ms = 1500;             // /v1/fleet: how long each peer gets to answer
 };
 
 class Daemon {

@@ -90,11 +90,14 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
       text("log-level", "trace, debug, info, warn, error, critical or off", &log_level,
            {"trace", "debug", "info", "warn", "error", "critical", "off"}),
       text("log-format", "Log lines as text or as JSON objects", &o.log_format, {"text", "json"}),
-      number("max-image-bytes", "Largest accepted image (encoded bytes)", &o.max_image_bytes, 1, double(int64_t{1} << 30)),
-      number("max-image-pixels", "Largest accepted image (width x height, checked from the header)", &o.max_image_pixels,
-             1, 1e9),
-      path("web-root", "Static files of the web UI (default: <binary>/../share/tessera/web when installed, else the source "
-           "tree's web/, else ./web)", &o.web_root),
+      number("max-image-bytes", "Largest accepted image (encoded bytes)", &o.max_image_bytes, 1,
+             double(int64_t{1} << 30)),
+      number("max-image-pixels", "Largest accepted image (width x height, checked from the header)",
+             &o.max_image_pixels, 1, 1e9),
+      path("web-root",
+           "Static files of the web UI (default: <binary>/../share/tessera/web when installed, else the source "
+           "tree's web/, else ./web)",
+           &o.web_root),
       number("workers", "Batches in flight at once (the int8 pipeline overlaps their stages)", &o.workers, 1, 256),
       number("http-threads", "HTTP I/O threads", &o.http_threads, 1, 256),
       text("precision",
@@ -159,7 +162,8 @@ void add_daemon_flags(CLI::App& app, std::vector<DaemonFlag>& flags) {
           [min = f.min, max = f.max, range = range_text(f)](std::string& value) -> std::string {
             char* end = nullptr;
             const double v = std::strtod(value.c_str(), &end);
-            if (end == value.c_str() || *end != '\0' || v < min || v > max) return "must be " + range + ", not " + value;
+            if (end == value.c_str() || *end != '\0' || v < min || v > max)
+              return "must be " + range + ", not " + value;
             return "";
           },
           range_text(f)));

@@ -22,8 +22,8 @@ struct DaemonFlag {
   std::string name;
   std::string help;
   std::variant<std::string*, std::filesystem::path*, int*, uint32_t*, int64_t*, size_t*, double*, bool*> target;
-  double min = 0, max = 0;            // numbers: the allowed range (min == max: unchecked)
-  std::vector<std::string> choices;   // strings: the allowed values (empty: any)
+  double min = 0, max = 0;           // numbers: the allowed range (min == max: unchecked)
+  std::vector<std::string> choices;  // strings: the allowed values (empty: any)
 };
 
 // The settings of `options` (plus the log level, which lives outside DaemonOptions).

@@ -6,8 +6,8 @@
 
 #include <utility>
 
-#include "server/classify_stream.h"
 #include "server/auth/grpc_auth.h"
+#include "server/classify_stream.h"
 #include "server/inference_queue.h"
 #include "server/model_repository.h"
 #include "server/request_id.h"
@@ -35,8 +35,8 @@ void fill_response(const ClassifyResult& result, v1::ClassifyResponse& response)
   timing->set_modeled_energy_uj(result.energy_uj);
 }
 
-ClassifierService::ClassifierService(const ModelRepository& models, InferenceQueue& queue,
-                                     int64_t max_image_bytes, const BearerTokens* tokens)
+ClassifierService::ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
+                                     const BearerTokens* tokens)
     : models_(models), queue_(queue), max_image_bytes_(max_image_bytes), tokens_(tokens) {}
 
 Result<InferenceJob> ClassifierService::prepare_job(grpc::CallbackServerContext* context,
@@ -57,8 +57,8 @@ Result<InferenceJob> ClassifierService::prepare_job(grpc::CallbackServerContext*
   if (model == nullptr) return refuse(Status::not_found("no model named '" + request.model() + "'"));
   if (image.empty()) return refuse(Status::invalid_argument("image is empty"));
   if (static_cast<int64_t>(image.size()) > max_image_bytes_) {
-    return refuse(Status::invalid_argument("image is " + std::to_string(image.size()) +
-                                           " bytes; the limit is " + std::to_string(max_image_bytes_)));
+    return refuse(Status::invalid_argument("image is " + std::to_string(image.size()) + " bytes; the limit is " +
+                                           std::to_string(max_image_bytes_)));
   }
   InferenceJob job;
   job.model = model;

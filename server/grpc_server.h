@@ -32,13 +32,11 @@ class ClassifierService final : public v1::Classifier::CallbackService {
   ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
                     const BearerTokens* tokens = nullptr);
 
-  grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context,
-                                     const v1::ClassifyRequest* request,
+  grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context, const v1::ClassifyRequest* request,
                                      v1::ClassifyResponse* response) override;
   grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifyStream(
       grpc::CallbackServerContext* context) override;
-  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
-                                       const v1::ListModelsRequest* request,
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
                                        v1::ListModelsResponse* response) override;
 
   // Classify calls and open streams; shutdown drains them.
@@ -66,7 +64,7 @@ struct GrpcServerOptions {
   int max_receive_bytes = 16 << 20;  // whole messages, so the image limit plus headroom
   // Full service names grpc.health.v1.Health reports on, besides the server as a whole ("").
   std::vector<std::string> health_services;
-  int max_concurrent_streams = 100;  // per connection (GRPC_ARG_MAX_CONCURRENT_STREAMS)
+  int max_concurrent_streams = 100;                      // per connection (GRPC_ARG_MAX_CONCURRENT_STREAMS)
   std::shared_ptr<grpc::ServerCredentials> credentials;  // null: insecure (plain TCP)
 };
 

@@ -24,15 +24,13 @@ HttpResponse make_text_response(unsigned status, std::string body, std::string_v
 }
 
 HttpResponse make_error_response(unsigned http_status, std::string_view code, std::string_view message) {
-  HttpResponse res = make_json_response(
-      http_status, {{"error", {{"code", code}, {"message", message}}}});
+  HttpResponse res = make_json_response(http_status, {{"error", {{"code", code}, {"message", message}}}});
   if (http_status == 503) res.set(http::field::retry_after, "1");
   return res;
 }
 
 HttpResponse make_error_response(const Status& status) {
-  return make_error_response(http_status_for(status.code()), status_code_name(status.code()),
-                             status.message());
+  return make_error_response(http_status_for(status.code()), status_code_name(status.code()), status.message());
 }
 
 }  // namespace tessera

@@ -193,14 +193,14 @@ HttpResponse HttpRoutes::list_models() const {
   json models = json::array();
   for (const auto& model : models_.models()) {
     const ModelConfig& config = model->config();
-    models.push_back({{"name", config.name},
-                      {"format", config.format},
-                      {"input", {{"width", config.input.width},
-                                 {"height", config.input.height},
-                                 {"channels", config.input.channels}}},
-                      {"labels", config.labels},
-                      {"precision", model->precision},
-                      {"device", model->device}});
+    models.push_back(
+        {{"name", config.name},
+         {"format", config.format},
+         {"input",
+          {{"width", config.input.width}, {"height", config.input.height}, {"channels", config.input.channels}}},
+         {"labels", config.labels},
+         {"precision", model->precision},
+         {"device", model->device}});
   }
   return make_json_response(200, {{"models", std::move(models)}, {"default", models_.default_model().name()}});
 }

@@ -36,8 +36,7 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
   int port() const { return acceptor_.local_endpoint().port(); }
 
   void run() {
-    net::dispatch(acceptor_.get_executor(),
-                  beast::bind_front_handler(&HttpListener::do_accept, shared_from_this()));
+    net::dispatch(acceptor_.get_executor(), beast::bind_front_handler(&HttpListener::do_accept, shared_from_this()));
   }
 
   void close() {
@@ -77,18 +76,17 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
 HttpServer::HttpServer(const HttpServerOptions& options)
     : options_(options), ioc_(options.threads > 0 ? options.threads : 1) {}
 
-Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpServerOptions& options,
-                                                      HttpHandler& handler) {
+Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpServerOptions& options, HttpHandler& handler) {
   std::unique_ptr<HttpServer> server(new HttpServer(options));
   beast::error_code ec;
   tcp::resolver resolver(server->ioc_);
   const auto endpoints = resolver.resolve(options.host, std::to_string(options.port),
                                           tcp::resolver::passive | tcp::resolver::numeric_service, ec);
   if (ec || endpoints.empty()) {
-    return Status::invalid_argument("HTTP cannot resolve listen address '" + options.host +
-                                    "': " + ec.message());
+    return Status::invalid_argument("HTTP cannot resolve listen address '" + options.host + "': " + ec.message());
   }
-  server->listener_ = std::make_shared<HttpListener>(server->ioc_, server->options_.limits, server->options_.tls.get(), handler);
+  server->listener_ =
+      std::make_shared<HttpListener>(server->ioc_, server->options_.limits, server->options_.tls.get(), handler);
   TESSERA_RETURN_IF_ERROR(server->listener_->listen(endpoints.begin()->endpoint()));
   server->port_ = server->listener_->port();
   server->listener_->run();

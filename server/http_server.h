@@ -28,8 +28,7 @@ struct HttpServerOptions {
 class HttpServer {
  public:
   // Binds, listens and starts the threads; `handler` must outlive the server.
-  static Result<std::unique_ptr<HttpServer>> start(const HttpServerOptions& options,
-                                                   HttpHandler& handler);
+  static Result<std::unique_ptr<HttpServer>> start(const HttpServerOptions& options, HttpHandler& handler);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

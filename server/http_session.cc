@@ -134,9 +134,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     const unsigned version = parser_ && parser_->is_header_done() ? parser_->get().version() : 11;
     HttpResponse response;
     if (ec == http::error::body_limit) {
-      response = make_error_response(413, "INVALID_ARGUMENT",
-                                     "the request body is larger than the limit of " +
-                                         std::to_string(limits_.body_limit) + " bytes");
+      response = make_error_response(
+          413, "INVALID_ARGUMENT",
+          "the request body is larger than the limit of " + std::to_string(limits_.body_limit) + " bytes");
     } else if (ec == http::error::header_limit) {
       response = make_error_response(431, "INVALID_ARGUMENT", "the request header is too large");
     } else {
@@ -201,8 +201,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     writing_in_progress_ = true;
     lowest().expires_after(limits_.write_timeout);
     http::async_write(stream_, writing_,
-                      beast::bind_front_handler(&HttpSession::on_write, this->shared_from_this(),
-                                                writing_.need_eof()));
+                      beast::bind_front_handler(&HttpSession::on_write, this->shared_from_this(), writing_.need_eof()));
   }
 
   void on_write(bool close, beast::error_code ec, size_t /*bytes*/) {
@@ -409,14 +408,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   bool source_over_ = false;                 // next() said so; the body's end is being written
   http::response<http::empty_body> stream_head_;
   std::optional<http::response_serializer<http::empty_body>> head_serializer_;
-  std::string event_;              // the event being written
+  std::string event_;  // the event being written
   net::steady_timer tick_timer_;
   bool streaming_ = false;
   bool chunked_ = true;
   bool head_sent_ = false;
-  bool woken_ = false;             // the source asked for next() before the interval is up
-  bool watching_ = false;          // the client-gone read is under way
-  bool stream_over_ = false;       // the body's end is written
+  bool woken_ = false;        // the source asked for next() before the interval is up
+  bool watching_ = false;     // the client-gone read is under way
+  bool stream_over_ = false;  // the body's end is written
 };
 
 }  // namespace

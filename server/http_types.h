@@ -48,8 +48,9 @@ class HttpResponder {
 
   // Any callable taking an HttpResponse (no event streams then).
   template <class F>
-    requires(!std::same_as<std::remove_cvref_t<F>, HttpResponder> && std::invocable<F&, HttpResponse>)
-  HttpResponder(F reply) : reply_(std::move(reply)) {}  // NOLINT: implicit, as the std::function it was
+  requires(!std::same_as<std::remove_cvref_t<F>, HttpResponder> && std::invocable<F&, HttpResponse>)
+      HttpResponder(F reply)
+      : reply_(std::move(reply)) {}  // NOLINT: implicit, as the std::function it was
   HttpResponder(Reply reply, Stream stream) : reply_(std::move(reply)), stream_(std::move(stream)) {}
 
   void operator()(HttpResponse response) const { reply_(std::move(response)); }

@@ -14,8 +14,8 @@ namespace tessera {
 namespace {
 
 // Writes the job's input, preprocessed, into one slot of the batch tensor (`slot` floats).
-Status prepare_input(const InferenceJob& job, const PreprocessConfig& input, const DecodeLimits& limits,
-                     float* out, size_t slot) {
+Status prepare_input(const InferenceJob& job, const PreprocessConfig& input, const DecodeLimits& limits, float* out,
+                     size_t slot) {
   if (!job.tensor.empty()) {
     if (job.tensor.size() != slot) {
       return Status::invalid_argument("the input tensor has " + std::to_string(job.tensor.size()) +
@@ -143,8 +143,7 @@ void InferenceQueue::worker_loop() {
   }
 }
 
-std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(
-    std::vector<std::pair<QueuedJob, Status>>& dropped) {
+std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(std::vector<std::pair<QueuedJob, Status>>& dropped) {
   std::unique_lock lock(mu_);
   for (;;) {
     const auto now = SteadyClock::now();
@@ -152,7 +151,8 @@ std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(
     for (auto& [model, queue] : queues_) {
       for (auto it = queue.begin(); it != queue.end();) {
         if (now >= it->job.deadline) {
-          dropped.emplace_back(std::move(*it), Status::deadline_exceeded("the deadline passed while the request was queued"));
+          dropped.emplace_back(std::move(*it),
+                               Status::deadline_exceeded("the deadline passed while the request was queued"));
         } else if (it->job.cancelled && it->job.cancelled()) {
           dropped.emplace_back(std::move(*it), Status::cancelled("the caller cancelled the request"));
         } else {
@@ -200,8 +200,8 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
   const auto picked = SteadyClock::now();
   const ServedModel& model = *batch.front().job.model;
   const PreprocessConfig& input = model.config().input;
-  const size_t slot = static_cast<size_t>(input.channels) * static_cast<size_t>(input.height) *
-                      static_cast<size_t>(input.width);
+  const size_t slot =
+      static_cast<size_t>(input.channels) * static_cast<size_t>(input.height) * static_cast<size_t>(input.width);
   spdlog::debug("batch model={} size={} oldest_wait_us={}", model.name(), batch.size(),
                 micros_between(batch.front().enqueued, picked));
 

@@ -72,7 +72,7 @@ class QueueObserver {
 };
 
 struct InferenceQueueOptions {
-  int workers = 2;       // batches in flight at once (the int8 engine overlaps their stages)
+  int workers = 2;  // batches in flight at once (the int8 engine overlaps their stages)
   DecodeLimits decode_limits;
   QueueObserver* observer = nullptr;
 };

@@ -1,13 +1,13 @@
 // tesserad: serves the models in --models over gRPC and HTTP until SIGINT/SIGTERM. Settings come
 // from flags and an optional TOML config file (--config), flags winning (daemon_flags.h).
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
+#include <pthread.h>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <pthread.h>
 
 #include "accel/plan/plan_cache.h"
 #include "server/daemon.h"

@@ -70,7 +70,8 @@ Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& r
     if (!model) return model.status();
     const std::string& name = (*model)->name();
     if (!names.insert(name).second) {
-      return Status::invalid_argument("model folder " + dir.string() + ": another folder already serves a model named '" + name + "'");
+      return Status::invalid_argument("model folder " + dir.string() +
+                                      ": another folder already serves a model named '" + name + "'");
     }
     const BatchPolicy& b = (*model)->batching;
     spdlog::info("loaded model '{}' from {} ({} classes, input {}x{}x{}; batch <= {}, queue delay {} us, queue {}); {}",
@@ -82,8 +83,7 @@ Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& r
   return std::make_unique<ModelRepository>(std::move(models));
 }
 
-ModelRepository::ModelRepository(std::vector<std::unique_ptr<ServedModel>> models)
-    : models_(std::move(models)) {}
+ModelRepository::ModelRepository(std::vector<std::unique_ptr<ServedModel>> models) : models_(std::move(models)) {}
 
 const ServedModel* ModelRepository::find(std::string_view name) const {
   if (models_.empty()) return nullptr;

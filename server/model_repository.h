@@ -15,9 +15,9 @@ namespace tessera {
 
 // How a model's requests are batched (model.toml [batching] over the daemon's defaults).
 struct BatchPolicy {
-  uint32_t max_batch = 8;             // images per batch (and per device run)
-  uint32_t max_queue_delay_us = 2000; // how long a batch's first request waits for company
-  uint32_t max_queue = 256;           // waiting requests; one more is refused at once
+  uint32_t max_batch = 8;              // images per batch (and per device run)
+  uint32_t max_queue_delay_us = 2000;  // how long a batch's first request waits for company
+  uint32_t max_queue = 256;            // waiting requests; one more is refused at once
 };
 
 // One loaded model and what clients are told about it.

@@ -55,8 +55,7 @@ bool is_multipart_form(std::string_view content_type) {
   return lower(trim(content_type.substr(0, content_type.find(';')))) == "multipart/form-data";
 }
 
-Result<std::string_view> multipart_file(std::string_view content_type, std::string_view body,
-                                        std::string_view field) {
+Result<std::string_view> multipart_file(std::string_view content_type, std::string_view body, std::string_view field) {
   const auto boundary = header_parameter(content_type, "boundary");
   if (!boundary || boundary->empty() || boundary->size() > 70) {
     return Status::invalid_argument("multipart/form-data without a valid boundary parameter");

@@ -4,8 +4,8 @@
 
 namespace tessera {
 
-void log_request_done(std::string_view via, std::string_view request_id, std::string_view model,
-                      size_t bytes, const ClassifyResult& result) {
+void log_request_done(std::string_view via, std::string_view request_id, std::string_view model, size_t bytes,
+                      const ClassifyResult& result) {
   if (!spdlog::should_log(spdlog::level::debug)) return;
   if (result.classes.empty()) {
     spdlog::debug("{} {} model={} bytes={} top1=none total={}us", via, request_id, model, bytes,
@@ -13,12 +13,12 @@ void log_request_done(std::string_view via, std::string_view request_id, std::st
     return;
   }
   const ScoredClass& top = result.classes.front();
-  spdlog::debug("{} {} model={} bytes={} top1='{}' {:.3f} total={}us", via, request_id, model, bytes,
-                top.label, top.score, result.timing.total_us);
+  spdlog::debug("{} {} model={} bytes={} top1='{}' {:.3f} total={}us", via, request_id, model, bytes, top.label,
+                top.score, result.timing.total_us);
 }
 
-void log_request_failed(std::string_view via, std::string_view request_id, std::string_view model,
-                        size_t bytes, const Status& status) {
+void log_request_failed(std::string_view via, std::string_view request_id, std::string_view model, size_t bytes,
+                        const Status& status) {
   spdlog::warn("{} {} model={} bytes={} failed: {}", via, request_id, model, bytes, status.to_string());
 }
 

@@ -72,8 +72,8 @@ Result<std::string> read_whole_file(const fs::path& file, int64_t max_bytes) {
   const auto size = fs::file_size(file, ec);
   if (ec) return Status::internal("cannot stat " + file.string() + ": " + ec.message());
   if (static_cast<int64_t>(size) > max_bytes) {
-    return Status::failed_precondition(file.filename().string() + " is larger than " +
-                                       std::to_string(max_bytes) + " bytes");
+    return Status::failed_precondition(file.filename().string() + " is larger than " + std::to_string(max_bytes) +
+                                       " bytes");
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) return Status::internal("cannot open " + file.string());

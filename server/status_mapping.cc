@@ -22,13 +22,10 @@ Status from_grpc_status(const grpc::Status& status) {
     case grpc::StatusCode::FAILED_PRECONDITION:
     case grpc::StatusCode::UNIMPLEMENTED:
     case grpc::StatusCode::INTERNAL:
-    case grpc::StatusCode::UNAVAILABLE:
-      return {static_cast<StatusCode>(status.error_code()), message};
+    case grpc::StatusCode::UNAVAILABLE: return {static_cast<StatusCode>(status.error_code()), message};
     case grpc::StatusCode::OUT_OF_RANGE: return Status::invalid_argument("OUT_OF_RANGE: " + message);
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return Status::failed_precondition("PERMISSION_DENIED: " + message);
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return Status::failed_precondition("UNAUTHENTICATED: " + message);
+    case grpc::StatusCode::PERMISSION_DENIED: return Status::failed_precondition("PERMISSION_DENIED: " + message);
+    case grpc::StatusCode::UNAUTHENTICATED: return Status::failed_precondition("UNAUTHENTICATED: " + message);
     case grpc::StatusCode::ABORTED: return Status::unavailable("ABORTED: " + message);
     case grpc::StatusCode::DATA_LOSS: return Status::internal("DATA_LOSS: " + message);
     default: return Status::internal("UNKNOWN: " + message);

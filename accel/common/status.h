@@ -57,7 +57,7 @@ class [[nodiscard]] Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT: must not be ok
 
   bool is_ok() const { return std::holds_alternative<T>(v_); }
@@ -81,17 +81,16 @@ class [[nodiscard]] Result {
 }  // namespace tessera
 
 // Returns early from a function returning Status or Result<T> when `expr` is not ok.
-#define TESSERA_RETURN_IF_ERROR(expr)              \
-  do {                                             \
-    ::tessera::Status tessera_status_ = (expr);    \
+#define TESSERA_RETURN_IF_ERROR(expr)                     \
+  do {                                                    \
+    ::tessera::Status tessera_status_ = (expr);           \
     if (!tessera_status_.is_ok()) return tessera_status_; \
   } while (0)
 
 #define TESSERA_CONCAT_INNER(a, b) a##b
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_INNER(a, b)
 // `TESSERA_ASSIGN_OR_RETURN(auto x, make_x());` unwraps a Result or returns its Status.
-#define TESSERA_ASSIGN_OR_RETURN(lhs, expr)                                   \
-  auto TESSERA_CONCAT(tessera_result_, __LINE__) = (expr);                  \
-  if (!TESSERA_CONCAT(tessera_result_, __LINE__).is_ok())                   \
-    return TESSERA_CONCAT(tessera_result_, __LINE__).status();              \
+#define TESSERA_ASSIGN_OR_RETURN(lhs, expr)                                                                          \
+  auto TESSERA_CONCAT(tessera_result_, __LINE__) = (expr);                                                           \
+  if (!TESSERA_CONCAT(tessera_result_, __LINE__).is_ok()) return TESSERA_CONCAT(tessera_result_, __LINE__).status(); \
   lhs = std::move(TESSERA_CONCAT(tessera_result_, __LINE__)).value()

@@ -18,21 +18,21 @@
 namespace tessera {
 
 struct DeviceInfo {
-  std::string kind;         // "emu" | "xrt"
-  std::string name;         // e.g. "emulator (2 threads, AVX2)" or the card's name
-  std::string board;        // board profile the timing model uses, e.g. "zcu102"
-  std::string detail;       // xclbin path, XRT version, ... for logs and ServerMetadata
-  double clock_mhz = 0;     // fabric clock that last_run_cycles() counts in (0: unknown)
+  std::string kind;      // "emu" | "xrt"
+  std::string name;      // e.g. "emulator (2 threads, AVX2)" or the card's name
+  std::string board;     // board profile the timing model uses, e.g. "zcu102"
+  std::string detail;    // xclbin path, XRT version, ... for logs and ServerMetadata
+  double clock_mhz = 0;  // fabric clock that last_run_cycles() counts in (0: unknown)
 };
 
 // One reading of a device's own power and temperature sensors (Device::sample_sensors()). Each
 // field is absent when the device does not report it.
 struct DeviceSensors {
-  std::optional<double> power_watts;            // board input power
-  std::optional<double> temperature_c;          // the hottest of `temperatures_c`
-  std::map<std::string, double> rails_watts;    // per power rail, e.g. "12v_pex" -> 18.2
-  std::map<std::string, double> temperatures_c; // per sensor, e.g. "fpga0" -> 61
-  std::vector<std::string> notes;               // sensors that could not be read, and why
+  std::optional<double> power_watts;             // board input power
+  std::optional<double> temperature_c;           // the hottest of `temperatures_c`
+  std::map<std::string, double> rails_watts;     // per power rail, e.g. "12v_pex" -> 18.2
+  std::map<std::string, double> temperatures_c;  // per sensor, e.g. "fpga0" -> 61
+  std::vector<std::string> notes;                // sensors that could not be read, and why
 };
 
 // A program resident on a device (weights uploaded once), runnable on batches up to max_batch.

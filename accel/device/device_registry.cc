@@ -54,8 +54,8 @@ Result<std::unique_ptr<Device>> open_auto(const DeviceOptions& options, std::str
     return fall_back_to_emu(options, log_note, "Xilinx device not usable (" + device.status().message() + ")");
   }
   const DeviceInfo info = (*device)->info();
-  *log_note = "device auto: using Xilinx device " + std::to_string(options.index) + ", " + info.name + " (" +
-              info.detail + ")";
+  *log_note =
+      "device auto: using Xilinx device " + std::to_string(options.index) + ", " + info.name + " (" + info.detail + ")";
   return device;
 }
 

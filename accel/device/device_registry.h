@@ -14,10 +14,10 @@
 namespace tessera {
 
 struct DeviceOptions {
-  std::string kind = "auto";         // a DeviceBackend name: "auto", "emu" or "xrt"
-  std::filesystem::path xclbin;      // xrt: the xclbin; empty = $TESSERA_XCLBIN, then the defaults
-  unsigned index = 0;                // xrt: xrt::device index
-  std::string board = "zcu102";      // board profile (emu's timing model; reported by both)
+  std::string kind = "auto";     // a DeviceBackend name: "auto", "emu" or "xrt"
+  std::filesystem::path xclbin;  // xrt: the xclbin; empty = $TESSERA_XCLBIN, then the defaults
+  unsigned index = 0;            // xrt: xrt::device index
+  std::string board = "zcu102";  // board profile (emu's timing model; reported by both)
 };
 
 // Where the xclbin is looked for when DeviceOptions::xclbin is empty, after $TESSERA_XCLBIN.

@@ -41,9 +41,8 @@ Status validate_graph(const Graph& graph) {
     bool dims_ok = true;
     for (int64_t d : tensor.shape) dims_ok = dims_ok && d >= 0;
     if (!dims_ok || tensor.elements() != shape_elements(tensor.shape)) {
-      return Status::invalid_argument("constant '" + name + "' has " +
-                                      std::to_string(tensor.elements()) + " values for shape " +
-                                      shape_to_string(tensor.shape));
+      return Status::invalid_argument("constant '" + name + "' has " + std::to_string(tensor.elements()) +
+                                      " values for shape " + shape_to_string(tensor.shape));
     }
     defined.insert(name);
   }
@@ -68,9 +67,8 @@ Status validate_graph(const Graph& graph) {
     }
     for (const std::string& name : node.inputs) {
       if (!name.empty() && defined.count(name) == 0) {
-        return Status::invalid_argument(
-            label + ": input '" + name +
-            "' is not a graph input, a constant or an earlier node's output");
+        return Status::invalid_argument(label + ": input '" + name +
+                                        "' is not a graph input, a constant or an earlier node's output");
       }
     }
     for (const std::string& name : node.outputs) {
@@ -82,16 +80,14 @@ Status validate_graph(const Graph& graph) {
   if (graph.outputs.empty()) return Status::invalid_argument("graph has no outputs");
   for (const ValueInfo& out : graph.outputs) {
     if (defined.count(out.name) == 0) {
-      return Status::invalid_argument("graph output '" + out.name +
-                                      "' is not produced by any node");
+      return Status::invalid_argument("graph output '" + out.name + "' is not produced by any node");
     }
   }
   return Status::ok();
 }
 
 Result<std::map<std::string, Shape>> infer_shapes(const Graph& graph, int64_t batch) {
-  if (batch < 1)
-    return Status::invalid_argument("batch must be >= 1, got " + std::to_string(batch));
+  if (batch < 1) return Status::invalid_argument("batch must be >= 1, got " + std::to_string(batch));
   TESSERA_RETURN_IF_ERROR(validate_graph(graph));
   std::map<std::string, Shape> input_shapes;
   for (const ValueInfo& in : graph.inputs) {

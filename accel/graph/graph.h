@@ -93,8 +93,8 @@ struct ReshapeAttrs {
   bool allow_zero = false;
 };
 
-using NodeAttrs = std::variant<std::monostate, ConvAttrs, PoolAttrs, GemmAttrs, ClipAttrs, LrnAttrs,
-                               BatchNormAttrs, AxisAttrs, ReshapeAttrs>;
+using NodeAttrs = std::variant<std::monostate, ConvAttrs, PoolAttrs, GemmAttrs, ClipAttrs, LrnAttrs, BatchNormAttrs,
+                               AxisAttrs, ReshapeAttrs>;
 
 // One operator. `inputs` name activations or constants (weights); an empty name is an omitted
 // optional input. Operand order follows ONNX (Conv: X, W[, B]; BatchNorm: X, scale, B, mean, var;
@@ -115,9 +115,9 @@ struct ValueInfo {
 
 struct Graph {
   std::string name;
-  std::vector<ValueInfo> inputs;   // activations fed by the caller (constants excluded)
+  std::vector<ValueInfo> inputs;  // activations fed by the caller (constants excluded)
   std::vector<ValueInfo> outputs;
-  std::vector<Node> nodes;         // topologically ordered
+  std::vector<Node> nodes;                  // topologically ordered
   std::map<std::string, Tensor> constants;  // weights, biases, folded constants
 
   const Tensor* constant(const std::string& name) const;

@@ -7,43 +7,33 @@
 namespace tessera {
 namespace {
 
-Status with_label(const Status& s, const std::string& label) {
-  return {s.code(), label + ": " + s.message()};
-}
+Status with_label(const Status& s, const std::string& label) { return {s.code(), label + ": " + s.message()}; }
 
 // Whether the node's attrs alternative is what its op expects.
 Status check_attrs(const Node& node) {
   const bool none = std::holds_alternative<std::monostate>(node.attrs);
   auto need = [&](bool holds, bool optional, const char* type) -> Status {
     if (holds || (optional && none)) return Status::ok();
-    return Status::invalid_argument(std::string(optional ? "attributes must be " : "needs ") +
-                                    type + (optional ? " or none" : " attributes"));
+    return Status::invalid_argument(std::string(optional ? "attributes must be " : "needs ") + type +
+                                    (optional ? " or none" : " attributes"));
   };
   switch (node.op) {
-    case OpKind::kConv:
-      return need(std::holds_alternative<ConvAttrs>(node.attrs), false, "ConvAttrs");
+    case OpKind::kConv: return need(std::holds_alternative<ConvAttrs>(node.attrs), false, "ConvAttrs");
     case OpKind::kMaxPool:
-    case OpKind::kAveragePool:
-      return need(std::holds_alternative<PoolAttrs>(node.attrs), false, "PoolAttrs");
+    case OpKind::kAveragePool: return need(std::holds_alternative<PoolAttrs>(node.attrs), false, "PoolAttrs");
     case OpKind::kReshape:
-      return need(std::holds_alternative<ReshapeAttrs>(node.attrs), false,
-                  "ReshapeAttrs (target shape)");
-    case OpKind::kConcat:
-      return need(std::holds_alternative<AxisAttrs>(node.attrs), false, "AxisAttrs");
+      return need(std::holds_alternative<ReshapeAttrs>(node.attrs), false, "ReshapeAttrs (target shape)");
+    case OpKind::kConcat: return need(std::holds_alternative<AxisAttrs>(node.attrs), false, "AxisAttrs");
     case OpKind::kSoftmax:
-    case OpKind::kFlatten:
-      return need(std::holds_alternative<AxisAttrs>(node.attrs), true, "AxisAttrs");
-    case OpKind::kGemm:
-      return need(std::holds_alternative<GemmAttrs>(node.attrs), true, "GemmAttrs");
+    case OpKind::kFlatten: return need(std::holds_alternative<AxisAttrs>(node.attrs), true, "AxisAttrs");
+    case OpKind::kGemm: return need(std::holds_alternative<GemmAttrs>(node.attrs), true, "GemmAttrs");
     case OpKind::kLrn: return need(std::holds_alternative<LrnAttrs>(node.attrs), true, "LrnAttrs");
-    case OpKind::kBatchNorm:
-      return need(std::holds_alternative<BatchNormAttrs>(node.attrs), true, "BatchNormAttrs");
+    case OpKind::kBatchNorm: return need(std::holds_alternative<BatchNormAttrs>(node.attrs), true, "BatchNormAttrs");
     case OpKind::kClip:
       if (none) {
         for (size_t i = 1; i < node.inputs.size(); ++i) {
           if (!node.inputs[i].empty()) {
-            return Status::invalid_argument(
-                "min/max operands need ClipAttrs carrying their values");
+            return Status::invalid_argument("min/max operands need ClipAttrs carrying their values");
           }
         }
       }
@@ -93,8 +83,7 @@ Status check_node_signature(const Node& node) {
   const int n = static_cast<int>(node.inputs.size());
   if (n < count.min || (count.max >= 0 && n > count.max)) {
     std::string range = std::to_string(count.min);
-    if (count.max != count.min)
-      range += count.max < 0 ? " or more" : " to " + std::to_string(count.max);
+    if (count.max != count.min) range += count.max < 0 ? " or more" : " to " + std::to_string(count.max);
     return Status::invalid_argument("takes " + range + " operands, got " + std::to_string(n));
   }
   const int required = node.op == OpKind::kConcat ? n : count.min;
@@ -108,8 +97,7 @@ Status check_node_signature(const Node& node) {
   }
   for (size_t i = 1; i < node.outputs.size(); ++i) {
     if (!node.outputs[i].empty()) {
-      return Status::invalid_argument("has " + std::to_string(node.outputs.size()) +
-                                      " outputs; only one is supported");
+      return Status::invalid_argument("has " + std::to_string(node.outputs.size()) + " outputs; only one is supported");
     }
   }
   return check_attrs(node);
@@ -134,16 +122,14 @@ Result<Shape> node_output_shape(const Node& node, const std::vector<const Shape*
   auto opt = [&](size_t i) { return i < operands.size() ? operands[i] : nullptr; };
   const Shape& x = *operands[0];
   switch (node.op) {
-    case OpKind::kConv:
-      return conv_output_shape(x, *operands[1], opt(2), std::get<ConvAttrs>(node.attrs));
+    case OpKind::kConv: return conv_output_shape(x, *operands[1], opt(2), std::get<ConvAttrs>(node.attrs));
     case OpKind::kRelu:
     case OpKind::kClip:
     case OpKind::kIdentity: return x;
     case OpKind::kMaxPool:
     case OpKind::kAveragePool: return pool_output_shape(x, std::get<PoolAttrs>(node.attrs));
     case OpKind::kGlobalAveragePool: return global_pool_output_shape(x);
-    case OpKind::kGemm:
-      return gemm_output_shape(x, *operands[1], opt(2), node_attrs<GemmAttrs>(node));
+    case OpKind::kGemm: return gemm_output_shape(x, *operands[1], opt(2), node_attrs<GemmAttrs>(node));
     case OpKind::kMatMul: return matmul_output_shape(x, *operands[1]);
     case OpKind::kAdd:
     case OpKind::kMul: return broadcast_shape(x, *operands[1]);
@@ -154,16 +140,15 @@ Result<Shape> node_output_shape(const Node& node, const std::vector<const Shape*
     }
     case OpKind::kFlatten: return flatten_output_shape(x, node_axis(node));
     case OpKind::kReshape: return reshape_output_shape(x, std::get<ReshapeAttrs>(node.attrs));
-    case OpKind::kBatchNorm:
-      return batch_norm_output_shape(x, *operands[1], *operands[2], *operands[3], *operands[4]);
+    case OpKind::kBatchNorm: return batch_norm_output_shape(x, *operands[1], *operands[2], *operands[3], *operands[4]);
     case OpKind::kLrn: return lrn_output_shape(x, node_attrs<LrnAttrs>(node));
     case OpKind::kSoftmax: return softmax_output_shape(x, node_axis(node));
   }
   return Status::unimplemented("no shape rule");
 }
 
-Result<std::map<std::string, Shape>> infer_shapes_from(
-    const Graph& graph, const std::map<std::string, Shape>& input_shapes) {
+Result<std::map<std::string, Shape>> infer_shapes_from(const Graph& graph,
+                                                       const std::map<std::string, Shape>& input_shapes) {
   std::map<std::string, Shape> shapes;
   for (const ValueInfo& in : graph.inputs) {
     auto it = input_shapes.find(in.name);
@@ -189,9 +174,8 @@ Result<std::map<std::string, Shape>> infer_shapes_from(
       } else if (const Tensor* c = graph.constant(name)) {
         operands.push_back(&c->shape);
       } else {
-        return Status::invalid_argument(
-            node_label(node, i) + ": input '" + name +
-            "' is not a graph input, a constant or an earlier node's output");
+        return Status::invalid_argument(node_label(node, i) + ": input '" + name +
+                                        "' is not a graph input, a constant or an earlier node's output");
       }
     }
     auto out = node_output_shape(node, operands);

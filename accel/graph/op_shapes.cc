@@ -20,8 +20,7 @@ int64_t product(const Shape& s, size_t begin, size_t end) {
 
 Status check_per_channel(const char* what, const Shape& param, int64_t channels) {
   if (param.size() != 1 || param[0] != channels) {
-    return invalid(std::string(what) + " must be [" + std::to_string(channels) + "], got " +
-                   str(param));
+    return invalid(std::string(what) + " must be [" + std::to_string(channels) + "], got " + str(param));
   }
   return Status::ok();
 }
@@ -31,35 +30,32 @@ Status check_per_channel(const char* what, const Shape& param, int64_t channels)
 Result<int> normalize_axis(int axis, int rank, bool allow_rank) {
   const int hi = allow_rank ? rank : rank - 1;
   if (axis < -rank || axis > hi) {
-    return invalid("axis " + std::to_string(axis) + " is out of range [" + std::to_string(-rank) +
-                   ", " + std::to_string(hi) + "] for rank " + std::to_string(rank));
+    return invalid("axis " + std::to_string(axis) + " is out of range [" + std::to_string(-rank) + ", " +
+                   std::to_string(hi) + "] for rank " + std::to_string(rank));
   }
   return axis < 0 ? axis + rank : axis;
 }
 
-Result<Shape> conv_output_shape(const Shape& x, const Shape& w, const Shape* bias,
-                                const ConvAttrs& attrs) {
+Result<Shape> conv_output_shape(const Shape& x, const Shape& w, const Shape* bias, const ConvAttrs& attrs) {
   if (x.size() != 4) return invalid("input must be 4-D NCHW, got " + str(x));
   if (w.size() != 4) return invalid("weights must be 4-D [M, C/group, kH, kW], got " + str(w));
   const int group = attrs.group;
   if (group < 1) return invalid("group must be >= 1, got " + std::to_string(group));
   const int64_t c = x[1], m = w[0];
   if (c % group != 0) {
-    return invalid("group " + std::to_string(group) + " does not divide the " + std::to_string(c) +
-                   " input channels");
+    return invalid("group " + std::to_string(group) + " does not divide the " + std::to_string(c) + " input channels");
   }
   if (m % group != 0) {
     return invalid("group " + std::to_string(group) + " does not divide the " + std::to_string(m) +
                    " output channels of weights " + str(w));
   }
   if (w[1] * group != c) {
-    return invalid("input has " + std::to_string(c) + " channels but weights " + str(w) +
-                   " with group " + std::to_string(group) + " expect " +
-                   std::to_string(w[1] * group));
+    return invalid("input has " + std::to_string(c) + " channels but weights " + str(w) + " with group " +
+                   std::to_string(group) + " expect " + std::to_string(w[1] * group));
   }
   if (w[2] != attrs.kernel[0] || w[3] != attrs.kernel[1]) {
-    return invalid("kernel_shape [" + std::to_string(attrs.kernel[0]) + "," +
-                   std::to_string(attrs.kernel[1]) + "] does not match weights " + str(w));
+    return invalid("kernel_shape [" + std::to_string(attrs.kernel[0]) + "," + std::to_string(attrs.kernel[1]) +
+                   "] does not match weights " + str(w));
   }
   if (bias != nullptr) TESSERA_RETURN_IF_ERROR(check_per_channel("bias", *bias, m));
   Shape out{x[0], m, 0, 0};
@@ -72,16 +68,15 @@ Result<Shape> conv_output_shape(const Shape& x, const Shape& w, const Shape* bia
     const int64_t span = static_cast<int64_t>(d) * (k - 1) + 1;
     const int64_t padded = x[2 + i] + pb + pe;
     if (padded < span) {
-      return invalid("padded input " + str(x) + " is smaller than the dilated kernel (" +
-                     std::to_string(span) + ") in dim " + std::to_string(2 + i));
+      return invalid("padded input " + str(x) + " is smaller than the dilated kernel (" + std::to_string(span) +
+                     ") in dim " + std::to_string(2 + i));
     }
     out[2 + i] = (padded - span) / s + 1;
   }
   return out;
 }
 
-Result<int64_t> pool_output_dim(int64_t in, int kernel, int stride, int pad_begin, int pad_end,
-                                bool ceil_mode) {
+Result<int64_t> pool_output_dim(int64_t in, int kernel, int stride, int pad_begin, int pad_end, bool ceil_mode) {
   if (kernel < 1 || stride < 1 || pad_begin < 0 || pad_end < 0) {
     return invalid("kernel and stride must be >= 1 and pads >= 0");
   }
@@ -91,8 +86,8 @@ Result<int64_t> pool_output_dim(int64_t in, int kernel, int stride, int pad_begi
   }
   const int64_t span = in + pad_begin + pad_end - kernel;
   if (span < 0) {
-    return invalid("padded input size " + std::to_string(in + pad_begin + pad_end) +
-                   " is smaller than the kernel " + std::to_string(kernel));
+    return invalid("padded input size " + std::to_string(in + pad_begin + pad_end) + " is smaller than the kernel " +
+                   std::to_string(kernel));
   }
   int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   // The last window must start inside the input or the leading pad.
@@ -104,8 +99,8 @@ Result<Shape> pool_output_shape(const Shape& x, const PoolAttrs& attrs) {
   if (x.size() != 4) return invalid("input must be 4-D NCHW, got " + str(x));
   Shape out{x[0], x[1], 0, 0};
   for (int i = 0; i < 2; ++i) {
-    auto dim = pool_output_dim(x[2 + i], attrs.kernel[i], attrs.stride[i], attrs.pads[i],
-                               attrs.pads[i + 2], attrs.ceil_mode);
+    auto dim =
+        pool_output_dim(x[2 + i], attrs.kernel[i], attrs.stride[i], attrs.pads[i], attrs.pads[i + 2], attrs.ceil_mode);
     if (!dim) return invalid(dim.status().message() + " (input " + str(x) + ")");
     out[2 + i] = *dim;
   }
@@ -119,8 +114,7 @@ Result<Shape> global_pool_output_shape(const Shape& x) {
   return out;
 }
 
-Result<Shape> gemm_output_shape(const Shape& a, const Shape& b, const Shape* c,
-                                const GemmAttrs& attrs) {
+Result<Shape> gemm_output_shape(const Shape& a, const Shape& b, const Shape* c, const GemmAttrs& attrs) {
   if (a.size() != 2 || b.size() != 2) {
     return invalid("A and B must be 2-D, got " + str(a) + " and " + str(b));
   }
@@ -129,8 +123,8 @@ Result<Shape> gemm_output_shape(const Shape& a, const Shape& b, const Shape* c,
   const int64_t kb = attrs.trans_b ? b[1] : b[0];
   const int64_t n = attrs.trans_b ? b[0] : b[1];
   if (k != kb) {
-    return invalid("inner dims differ: A " + str(a) + (attrs.trans_a ? " (transposed)" : "") +
-                   " and B " + str(b) + (attrs.trans_b ? " (transposed)" : ""));
+    return invalid("inner dims differ: A " + str(a) + (attrs.trans_a ? " (transposed)" : "") + " and B " + str(b) +
+                   (attrs.trans_b ? " (transposed)" : ""));
   }
   Shape out{m, n};
   if (c != nullptr) {
@@ -181,11 +175,9 @@ Result<Shape> concat_output_shape(const std::vector<Shape>& inputs, int axis) {
   out[ax] = 0;
   for (const Shape& s : inputs) {
     bool fits = s.size() == first.size();
-    for (size_t i = 0; fits && i < s.size(); ++i)
-      fits = static_cast<int>(i) == ax || s[i] == first[i];
+    for (size_t i = 0; fits && i < s.size(); ++i) fits = static_cast<int>(i) == ax || s[i] == first[i];
     if (!fits) {
-      return invalid("inputs " + str(first) + " and " + str(s) + " differ outside axis " +
-                     std::to_string(ax));
+      return invalid("inputs " + str(first) + " and " + str(s) + " differ outside axis " + std::to_string(ax));
     }
     out[ax] += s[ax];
   }
@@ -211,8 +203,8 @@ Result<Shape> reshape_output_shape(const Shape& x, const ReshapeAttrs& attrs) {
       has_zero = true;
       if (!attrs.allow_zero) {
         if (i >= x.size()) {
-          return invalid("target " + str(attrs.shape) + " copies dim " + std::to_string(i) +
-                         " (0) but the input " + str(x) + " has rank " + std::to_string(x.size()));
+          return invalid("target " + str(attrs.shape) + " copies dim " + std::to_string(i) + " (0) but the input " +
+                         str(x) + " has rank " + std::to_string(x.size()));
         }
         out[i] = x[i];
       }
@@ -226,20 +218,19 @@ Result<Shape> reshape_output_shape(const Shape& x, const ReshapeAttrs& attrs) {
     out[infer_at] = 1;
     const int64_t known = shape_elements(out);
     if (known == 0 || total % known != 0) {
-      return invalid("cannot reshape " + str(x) + " (" + std::to_string(total) + " elements) to " +
-                     str(attrs.shape));
+      return invalid("cannot reshape " + str(x) + " (" + std::to_string(total) + " elements) to " + str(attrs.shape));
     }
     out[infer_at] = total / known;
   }
   if (shape_elements(out) != total) {
-    return invalid("cannot reshape " + str(x) + " (" + std::to_string(total) + " elements) to " +
-                   str(attrs.shape) + " (" + std::to_string(shape_elements(out)) + " elements)");
+    return invalid("cannot reshape " + str(x) + " (" + std::to_string(total) + " elements) to " + str(attrs.shape) +
+                   " (" + std::to_string(shape_elements(out)) + " elements)");
   }
   return out;
 }
 
-Result<Shape> batch_norm_output_shape(const Shape& x, const Shape& scale, const Shape& bias,
-                                      const Shape& mean, const Shape& var) {
+Result<Shape> batch_norm_output_shape(const Shape& x, const Shape& scale, const Shape& bias, const Shape& mean,
+                                      const Shape& var) {
   if (x.size() < 2) return invalid("input must be [N, C, ...], got " + str(x));
   TESSERA_RETURN_IF_ERROR(check_per_channel("scale", scale, x[1]));
   TESSERA_RETURN_IF_ERROR(check_per_channel("bias", bias, x[1]));

@@ -20,13 +20,11 @@ namespace tessera {
 Result<int> normalize_axis(int axis, int rank, bool allow_rank = false);
 
 // Conv over NCHW `x` with OIHW weights `w` = [M, C/group, kH, kW]; `bias`, when given, is [M].
-Result<Shape> conv_output_shape(const Shape& x, const Shape& w, const Shape* bias,
-                                const ConvAttrs& attrs);
+Result<Shape> conv_output_shape(const Shape& x, const Shape& w, const Shape* bias, const ConvAttrs& attrs);
 
 // One pooled dimension: floor (or ceil) of (in + pads - kernel) / stride, plus one; in ceil mode
 // the last window must start inside the input or its leading pad (PyTorch's rule).
-Result<int64_t> pool_output_dim(int64_t in, int kernel, int stride, int pad_begin, int pad_end,
-                                bool ceil_mode);
+Result<int64_t> pool_output_dim(int64_t in, int kernel, int stride, int pad_begin, int pad_end, bool ceil_mode);
 
 // MaxPool / AveragePool over NCHW. Pads must be smaller than the kernel, so that every window
 // covers at least one input element.
@@ -37,8 +35,7 @@ Result<Shape> global_pool_output_shape(const Shape& x);
 
 // Gemm: A [M,K] (or [K,M] with trans_a), B [K,N] (or [N,K]); C, when given, must broadcast
 // unidirectionally to [M, N].
-Result<Shape> gemm_output_shape(const Shape& a, const Shape& b, const Shape* c,
-                                const GemmAttrs& attrs);
+Result<Shape> gemm_output_shape(const Shape& a, const Shape& b, const Shape* c, const GemmAttrs& attrs);
 
 // MatMul with numpy semantics: 1-D operands are promoted and the added dim removed; leading
 // (batch) dims broadcast.
@@ -56,8 +53,8 @@ Result<Shape> flatten_output_shape(const Shape& x, int axis);
 Result<Shape> reshape_output_shape(const Shape& x, const ReshapeAttrs& attrs);
 
 // BatchNormalization (inference): x is [N, C, ...]; scale, bias, mean and var are [C].
-Result<Shape> batch_norm_output_shape(const Shape& x, const Shape& scale, const Shape& bias,
-                                      const Shape& mean, const Shape& var);
+Result<Shape> batch_norm_output_shape(const Shape& x, const Shape& scale, const Shape& bias, const Shape& mean,
+                                      const Shape& var);
 
 // LRN: x is [N, C, ...]; size >= 1.
 Result<Shape> lrn_output_shape(const Shape& x, const LrnAttrs& attrs);
@@ -96,7 +93,7 @@ Result<Shape> node_output_shape(const Node& node, const std::vector<const Shape*
 
 // Shapes of every activation (graph inputs and node outputs) given the graph inputs' actual
 // shapes. INVALID_ARGUMENT naming the node when the graph is inconsistent.
-Result<std::map<std::string, Shape>> infer_shapes_from(
-    const Graph& graph, const std::map<std::string, Shape>& input_shapes);
+Result<std::map<std::string, Shape>> infer_shapes_from(const Graph& graph,
+                                                       const std::map<std::string, Shape>& input_shapes);
 
 }  // namespace tessera

@@ -36,8 +36,8 @@ Status fold_one(Graph& graph, Node& conv, const Node& bn) {
   for (const Tensor* t : {scale, beta, mean, var}) {
     if (t->elements() != m) {
       return Status::invalid_argument("node '" + bn.name + "' (BatchNormalization): parameters have " +
-                                      std::to_string(t->elements()) + " channels, the conv '" + conv.name +
-                                      "' has " + std::to_string(m));
+                                      std::to_string(t->elements()) + " channels, the conv '" + conv.name + "' has " +
+                                      std::to_string(m));
     }
   }
   const float eps = std::get<BatchNormAttrs>(bn.attrs).epsilon;

@@ -11,23 +11,16 @@ namespace {
 // Separability rules for one node, given the graph's shapes.
 class NodeCheck {
  public:
-  NodeCheck(const Graph& graph, const std::map<std::string, Shape>& shapes,
-            const std::set<std::string>& fixed, const Node& node, int64_t batch)
-      : graph_(graph),
-        shapes_(shapes),
-        fixed_(fixed),
-        node_(node),
-        batch_(batch),
-        out_(shapes.at(node.outputs[0])) {}
+  NodeCheck(const Graph& graph, const std::map<std::string, Shape>& shapes, const std::set<std::string>& fixed,
+            const Node& node, int64_t batch)
+      : graph_(graph), shapes_(shapes), fixed_(fixed), node_(node), batch_(batch), out_(shapes.at(node.outputs[0])) {}
 
   bool separable() const {
     if (out_.empty() || out_[0] != batch_) return false;
     switch (node_.op) {
       case OpKind::kConv: return batched(0) && parameter(1) && parameter(2);
-      case OpKind::kBatchNorm:
-        return batched(0) && parameter(1) && parameter(2) && parameter(3) && parameter(4);
-      case OpKind::kGemm:
-        return !node_attrs<GemmAttrs>(node_).trans_a && batched(0) && parameter(1) && broadcasts(2);
+      case OpKind::kBatchNorm: return batched(0) && parameter(1) && parameter(2) && parameter(3) && parameter(4);
+      case OpKind::kGemm: return !node_attrs<GemmAttrs>(node_).trans_a && batched(0) && parameter(1) && broadcasts(2);
       case OpKind::kMatMul:
         // A's dim 0 must be the output's dim 0; a constant B that is a plain matrix is fine.
         return batched(0) && shape(0).size() == out_.size() &&
@@ -47,21 +40,15 @@ class NodeCheck {
 
  private:
   // Depends on the graph inputs (not a constant, nor computed from constants only).
-  bool activation(size_t i) const {
-    return shapes_.count(node_.inputs[i]) > 0 && fixed_.count(node_.inputs[i]) == 0;
-  }
+  bool activation(size_t i) const { return shapes_.count(node_.inputs[i]) > 0 && fixed_.count(node_.inputs[i]) == 0; }
   const Shape& shape(size_t i) const {
     const std::string& name = node_.inputs[i];
     return shapes_.count(name) > 0 ? shapes_.at(name) : graph_.constant(name)->shape;
   }
   // An activation whose dim 0 is the batch.
-  bool batched(size_t i) const {
-    return activation(i) && !shape(i).empty() && shape(i)[0] == batch_;
-  }
+  bool batched(size_t i) const { return activation(i) && !shape(i).empty() && shape(i)[0] == batch_; }
   // Absent, or a constant (weights do not depend on the batch).
-  bool parameter(size_t i) const {
-    return i >= node_.inputs.size() || node_.inputs[i].empty() || !activation(i);
-  }
+  bool parameter(size_t i) const { return i >= node_.inputs.size() || node_.inputs[i].empty() || !activation(i); }
   // A broadcast operand: an activation aligned with the output's batch dim, or a constant that
   // does not reach (or is 1 in) the batch dim.
   bool broadcasts(size_t i) const {
@@ -71,8 +58,7 @@ class NodeCheck {
     return s.size() < out_.size() || s[0] == 1;
   }
   bool axis_not_zero() const {
-    auto axis = normalize_axis(node_axis(node_), static_cast<int>(shape(0).size()),
-                               node_.op == OpKind::kFlatten);
+    auto axis = normalize_axis(node_axis(node_), static_cast<int>(shape(0).size()), node_.op == OpKind::kFlatten);
     return axis && *axis != 0;
   }
 
@@ -96,16 +82,14 @@ int64_t common_batch(const Graph& graph, const std::map<std::string, Shape>& sha
   return batch;
 }
 
-bool batch_separable(const Graph& graph, const std::map<std::string, Shape>& shapes,
-                     int64_t batch) {
+bool batch_separable(const Graph& graph, const std::map<std::string, Shape>& shapes, int64_t batch) {
   // Outputs of nodes that read only constants (e.g. an Identity on a weight): the same in both
   // halves, so they count as constants.
   std::set<std::string> fixed;
   for (const Node& node : graph.nodes) {
-    const bool reads_constants_only =
-        std::all_of(node.inputs.begin(), node.inputs.end(), [&](const std::string& name) {
-          return name.empty() || graph.constant(name) != nullptr || fixed.count(name) > 0;
-        });
+    const bool reads_constants_only = std::all_of(node.inputs.begin(), node.inputs.end(), [&](const std::string& name) {
+      return name.empty() || graph.constant(name) != nullptr || fixed.count(name) > 0;
+    });
     if (reads_constants_only) {
       fixed.insert(node.outputs[0]);
     } else if (!NodeCheck(graph, shapes, fixed, node, batch).separable()) {
@@ -114,8 +98,7 @@ bool batch_separable(const Graph& graph, const std::map<std::string, Shape>& sha
   }
   for (const ValueInfo& out : graph.outputs) {
     auto it = shapes.find(out.name);
-    if (it == shapes.end() || fixed.count(out.name) > 0 || it->second.empty() ||
-        it->second[0] != batch) {
+    if (it == shapes.end() || fixed.count(out.name) > 0 || it->second.empty() || it->second[0] != batch) {
       return false;
     }
   }
@@ -126,8 +109,7 @@ Tensor slice_batch(const Tensor& t, int64_t begin, int64_t end) {
   const int64_t per_item = t.dim(0) == 0 ? 0 : t.elements() / t.dim(0);
   Shape shape = t.shape;
   shape[0] = end - begin;
-  return Tensor(shape, std::vector<float>(t.data.begin() + begin * per_item,
-                                          t.data.begin() + end * per_item));
+  return Tensor(shape, std::vector<float>(t.data.begin() + begin * per_item, t.data.begin() + end * per_item));
 }
 
 Tensor join_batch(const Tensor& a, const Tensor& b) {

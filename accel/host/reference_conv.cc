@@ -31,8 +31,8 @@ void im2col(const float* x, const ConvGeometry& g, float* col) {
         // Input column of output column ow is ow * sw + offset; [lo, hi) lands inside the input.
         const int64_t offset = j * g.dw - g.pad_left;
         const int64_t lo = std::min(g.out_w, offset >= 0 ? 0 : ceil_div(-offset, g.sw));
-        const int64_t hi = std::max(
-            lo, std::min(g.out_w, g.width - offset <= 0 ? 0 : ceil_div(g.width - offset, g.sw)));
+        const int64_t hi =
+            std::max(lo, std::min(g.out_w, g.width - offset <= 0 ? 0 : ceil_div(g.width - offset, g.sw)));
         for (int64_t oh = 0; oh < g.out_h; ++oh) {
           float* dst = row + oh * g.out_w;
           const int64_t ih = oh * g.sh - g.pad_top + i * g.dh;
@@ -56,10 +56,8 @@ void im2col(const float* x, const ConvGeometry& g, float* col) {
 
 }  // namespace
 
-Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias,
-                      const ConvAttrs& attrs) {
-  TESSERA_ASSIGN_OR_RETURN(
-      Shape out_shape, conv_output_shape(x.shape, w.shape, bias ? &bias->shape : nullptr, attrs));
+Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs) {
+  TESSERA_ASSIGN_OR_RETURN(Shape out_shape, conv_output_shape(x.shape, w.shape, bias ? &bias->shape : nullptr, attrs));
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
   const int64_t m = w.dim(0), group = attrs.group;
   const int64_t cg = c / group, mg = m / group;
@@ -79,8 +77,8 @@ Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias,
   const int64_t plane = g.out_h * g.out_w;
   const int64_t k = cg * g.kh * g.kw;
   // A 1x1, stride-1, unpadded conv reads its input directly as the column matrix.
-  const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 &&
-                      g.pad_left == 0 && g.out_h == h && g.out_w == wd;
+  const bool direct = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pad_top == 0 && g.pad_left == 0 &&
+                      g.out_h == h && g.out_w == wd;
   std::vector<float> col(direct ? 0 : static_cast<size_t>(k * plane));
   Tensor y(out_shape);
   for (int64_t img = 0; img < n; ++img) {
@@ -89,13 +87,11 @@ Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias,
       float* yg = y.ptr() + (img * m + gi * mg) * plane;
       if (bias != nullptr) {
         for (int64_t oc = 0; oc < mg; ++oc) {
-          std::fill(yg + oc * plane, yg + (oc + 1) * plane,
-                    bias->data[static_cast<size_t>(gi * mg + oc)]);
+          std::fill(yg + oc * plane, yg + (oc + 1) * plane, bias->data[static_cast<size_t>(gi * mg + oc)]);
         }
       }
       if (!direct) im2col(xg, g, col.data());
-      sgemm_accumulate(mg, plane, k, w.ptr() + gi * mg * k, k, direct ? xg : col.data(), plane, yg,
-                       plane);
+      sgemm_accumulate(mg, plane, k, w.ptr() + gi * mg * k, k, direct ? xg : col.data(), plane, yg, plane);
     }
   }
   return y;

@@ -75,8 +75,7 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i].empty()) continue;
     ops[i] = acts.find(node.inputs[i]);
-    if (ops[i] == nullptr)
-      return Status::internal("input '" + node.inputs[i] + "' is not available");
+    if (ops[i] == nullptr) return Status::internal("input '" + node.inputs[i] + "' is not available");
   }
   auto opt = [&](size_t i) { return i < ops.size() ? ops[i] : nullptr; };
   // Operand 0 by value, moved when nothing reads it later.
@@ -110,8 +109,7 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
       return reshape(take0(), attrs);
     }
     case OpKind::kBatchNorm:
-      return batch_norm(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4],
-                        node_attrs<BatchNormAttrs>(node));
+      return batch_norm(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4], node_attrs<BatchNormAttrs>(node));
     case OpKind::kLrn: return lrn(*ops[0], node_attrs<LrnAttrs>(node));
     case OpKind::kSoftmax: return softmax(*ops[0], node_axis(node));
   }
@@ -119,15 +117,13 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
 }
 
 // Runs every node on `inputs` and returns the graph outputs.
-Result<TensorMap> run_nodes(const Graph& graph, const RunPlan& plan,
-                            const std::map<std::string, const Tensor*>& inputs,
+Result<TensorMap> run_nodes(const Graph& graph, const RunPlan& plan, const std::map<std::string, const Tensor*>& inputs,
                             const std::map<std::string, Shape>* full_shapes) {
   Activations acts(graph, inputs);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& node = graph.nodes[i];
     auto out = run_node(node, i, acts, plan, full_shapes);
-    if (!out)
-      return Status(out.status().code(), node_label(node, i) + ": " + out.status().message());
+    if (!out) return Status(out.status().code(), node_label(node, i) + ": " + out.status().message());
     const std::string& out_name = node.outputs[0];
     acts.put(out_name, std::move(out).value());
     for (const std::string& name : node.inputs) {
@@ -147,8 +143,7 @@ Result<TensorMap> run_nodes(const Graph& graph, const RunPlan& plan,
 }
 
 // Checks the caller's tensors against the graph inputs; returns their shapes.
-Result<std::map<std::string, Shape>> check_inputs(const Graph& graph,
-                                                  const std::map<std::string, Tensor>& inputs) {
+Result<std::map<std::string, Shape>> check_inputs(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
   std::map<std::string, Shape> shapes;
   for (const ValueInfo& in : graph.inputs) {
     auto it = inputs.find(in.name);
@@ -164,29 +159,24 @@ Result<std::map<std::string, Shape>> check_inputs(const Graph& graph,
     }
     const Tensor& t = it->second;
     bool fits = t.shape.size() == in.shape.size();
-    for (size_t d = 1; fits && d < t.shape.size(); ++d)
-      fits = in.shape[d] < 0 || in.shape[d] == t.shape[d];
+    for (size_t d = 1; fits && d < t.shape.size(); ++d) fits = in.shape[d] < 0 || in.shape[d] == t.shape[d];
     if (!fits) {
-      return Status::invalid_argument("input '" + in.name + "' has shape " +
-                                      shape_to_string(t.shape) + ", the graph expects " +
-                                      shape_to_string(in.shape));
+      return Status::invalid_argument("input '" + in.name + "' has shape " + shape_to_string(t.shape) +
+                                      ", the graph expects " + shape_to_string(in.shape));
     }
     if (t.elements() != shape_elements(t.shape)) {
-      return Status::invalid_argument("input '" + in.name + "' has " +
-                                      std::to_string(t.elements()) + " values for shape " +
-                                      shape_to_string(t.shape));
+      return Status::invalid_argument("input '" + in.name + "' has " + std::to_string(t.elements()) +
+                                      " values for shape " + shape_to_string(t.shape));
     }
     shapes[in.name] = t.shape;
   }
   for (const auto& [name, tensor] : inputs) {
-    if (shapes.count(name) == 0)
-      return Status::invalid_argument("'" + name + "' is not a graph input");
+    if (shapes.count(name) == 0) return Status::invalid_argument("'" + name + "' is not a graph input");
   }
   return shapes;
 }
 
-Result<TensorMap> run_split(const Graph& graph, const RunPlan& plan,
-                            const std::map<std::string, Tensor>& inputs,
+Result<TensorMap> run_split(const Graph& graph, const RunPlan& plan, const std::map<std::string, Tensor>& inputs,
                             const std::map<std::string, Shape>& shapes, int64_t batch) {
   const int64_t first = batch / 2;
   std::map<std::string, Tensor> halves[2];
@@ -226,16 +216,14 @@ Result<TensorMap> run_split(const Graph& graph, const RunPlan& plan,
 
 }  // namespace
 
-Result<std::map<std::string, Tensor>> run_reference(const Graph& graph,
-                                                    const std::map<std::string, Tensor>& inputs) {
+Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
   try {
     TESSERA_RETURN_IF_ERROR(validate_graph(graph));
     TESSERA_ASSIGN_OR_RETURN(const auto input_shapes, check_inputs(graph, inputs));
     TESSERA_ASSIGN_OR_RETURN(const auto shapes, infer_shapes_from(graph, input_shapes));
     const RunPlan plan = make_plan(graph);
     const int64_t batch = common_batch(graph, shapes);
-    if (batch > 1 && std::thread::hardware_concurrency() > 1 &&
-        batch_separable(graph, shapes, batch)) {
+    if (batch > 1 && std::thread::hardware_concurrency() > 1 && batch_separable(graph, shapes, batch)) {
       return run_split(graph, plan, inputs, shapes, batch);
     }
     std::map<std::string, const Tensor*> views;

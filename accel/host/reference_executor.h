@@ -13,7 +13,6 @@ namespace tessera::host {
 
 // Runs `graph` on `inputs` (one tensor per graph input, by name; dim 0 is the batch) and returns
 // the graph outputs by name. Errors name the node that failed. Thread-safe (no shared state).
-Result<std::map<std::string, Tensor>> run_reference(const Graph& graph,
-                                                    const std::map<std::string, Tensor>& inputs);
+Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs);
 
 }  // namespace tessera::host

@@ -17,9 +17,8 @@ constexpr int64_t kKBlock = 128;
 constexpr int64_t kDotRowsMax = 8;
 
 // c[0..n) += a0*b0 + a1*b1 + a2*b2 + a3*b3, elementwise along the rows.
-void axpy4(int64_t n, float a0, float a1, float a2, float a3, const float* __restrict b0,
-           const float* __restrict b1, const float* __restrict b2, const float* __restrict b3,
-           float* __restrict c) {
+void axpy4(int64_t n, float a0, float a1, float a2, float a3, const float* __restrict b0, const float* __restrict b1,
+           const float* __restrict b2, const float* __restrict b3, float* __restrict c) {
   for (int64_t j = 0; j < n; ++j) c[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j];
 }
 
@@ -40,8 +39,8 @@ float dot(const float* __restrict a, const float* __restrict b, int64_t k) {
 
 }  // namespace
 
-void sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-                      int64_t ldb, float* c, int64_t ldc) {
+void sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
+                      float* c, int64_t ldc) {
   for (int64_t j0 = 0; j0 < n; j0 += kNBlock) {
     const int64_t nb = std::min(kNBlock, n - j0);
     for (int64_t p0 = 0; p0 < k; p0 += kKBlock) {
@@ -52,8 +51,7 @@ void sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t l
         int64_t p = p0;
         for (; p + 4 <= pe; p += 4) {
           const float* bp = b + p * ldb + j0;
-          axpy4(nb, ai[p], ai[p + 1], ai[p + 2], ai[p + 3], bp, bp + ldb, bp + 2 * ldb,
-                bp + 3 * ldb, ci);
+          axpy4(nb, ai[p], ai[p + 1], ai[p + 2], ai[p + 3], bp, bp + ldb, bp + 2 * ldb, bp + 3 * ldb, ci);
         }
         for (; p < pe; ++p) axpy1(nb, ai[p], b + p * ldb + j0, ci);
       }
@@ -61,8 +59,8 @@ void sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t l
   }
 }
 
-void sgemm_bt_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-                         const float* bt, int64_t ldbt, float* c, int64_t ldc) {
+void sgemm_bt_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bt, int64_t ldbt,
+                         float* c, int64_t ldc) {
   for (int64_t i0 = 0; i0 < m; i0 += kDotRowsMax) {
     const int64_t ie = std::min(m, i0 + kDotRowsMax);
     for (int64_t j = 0; j < n; ++j) {
@@ -78,8 +76,7 @@ std::vector<float> transpose_matrix(const float* src, int64_t rows, int64_t cols
     for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
       const int64_t re = std::min(rows, r0 + kTile), ce = std::min(cols, c0 + kTile);
       for (int64_t r = r0; r < re; ++r) {
-        for (int64_t cc = c0; cc < ce; ++cc)
-          dst[static_cast<size_t>(cc * rows + r)] = src[r * cols + cc];
+        for (int64_t cc = c0; cc < ce; ++cc) dst[static_cast<size_t>(cc * rows + r)] = src[r * cols + cc];
       }
     }
   }
@@ -87,8 +84,7 @@ std::vector<float> transpose_matrix(const float* src, int64_t rows, int64_t cols
 }
 
 Result<Tensor> gemm(const Tensor& a, const Tensor& b, const Tensor* c, const GemmAttrs& attrs) {
-  TESSERA_ASSIGN_OR_RETURN(Shape out_shape,
-                           gemm_output_shape(a.shape, b.shape, c ? &c->shape : nullptr, attrs));
+  TESSERA_ASSIGN_OR_RETURN(Shape out_shape, gemm_output_shape(a.shape, b.shape, c ? &c->shape : nullptr, attrs));
   const int64_t m = out_shape[0], n = out_shape[1];
   const int64_t k = attrs.trans_a ? a.dim(0) : a.dim(1);
   std::vector<float> a_t;
@@ -157,8 +153,7 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b) {
       ai += index[d] * a_step[d];
       bj += index[d] * b_step[d];
     }
-    sgemm_accumulate(m, n, k, a.ptr() + ai * m * k, k, b.ptr() + bj * k * n, n,
-                     y.ptr() + bi * m * n, n);
+    sgemm_accumulate(m, n, k, a.ptr() + ai * m * k, k, b.ptr() + bj * k * n, n, y.ptr() + bi * m * n, n);
     for (size_t d = r; d-- > 0;) {
       if (++index[d] < batch[d]) break;
       index[d] = 0;

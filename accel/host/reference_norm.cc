@@ -43,11 +43,10 @@ Result<Tensor> lrn_within_channel(const Tensor& x, const LrnAttrs& attrs) {
 
 }  // namespace
 
-Result<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias,
-                          const Tensor& mean, const Tensor& var, const BatchNormAttrs& attrs) {
-  TESSERA_ASSIGN_OR_RETURN(
-      Shape out_shape,
-      batch_norm_output_shape(x.shape, scale.shape, bias.shape, mean.shape, var.shape));
+Result<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
+                          const Tensor& var, const BatchNormAttrs& attrs) {
+  TESSERA_ASSIGN_OR_RETURN(Shape out_shape,
+                           batch_norm_output_shape(x.shape, scale.shape, bias.shape, mean.shape, var.shape));
   const int64_t n = x.dim(0), c = x.dim(1), size = trailing_elements(x.shape, 2);
   Tensor y(out_shape);
   for (int64_t ch = 0; ch < c; ++ch) {

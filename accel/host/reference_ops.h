@@ -42,8 +42,8 @@ Result<Tensor> flatten(Tensor x, int axis);
 Result<Tensor> reshape(Tensor x, const ReshapeAttrs& attrs);
 
 // Inference batch norm: (x - mean) / sqrt(var + epsilon) * scale + bias, per channel (dim 1).
-Result<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias,
-                          const Tensor& mean, const Tensor& var, const BatchNormAttrs& attrs);
+Result<Tensor> batch_norm(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
+                          const Tensor& var, const BatchNormAttrs& attrs);
 // Across-channel LRN as ONNX defines it.
 Result<Tensor> lrn(const Tensor& x, const LrnAttrs& attrs);
 // Softmax along `axis` (opset-13 semantics), max-subtracted for stability.

@@ -33,11 +33,9 @@ Result<Tensor> pool2d(const Tensor& x, const PoolAttrs& attrs, PoolKind kind) {
     const float* xp = x.ptr() + p * h * w;
     float* yp = y.ptr() + p * oh_n * ow_n;
     for (int64_t oh = 0; oh < oh_n; ++oh) {
-      const Window wh =
-          window(oh, h, attrs.kernel[0], attrs.stride[0], attrs.pads[0], attrs.pads[2]);
+      const Window wh = window(oh, h, attrs.kernel[0], attrs.stride[0], attrs.pads[0], attrs.pads[2]);
       for (int64_t ow = 0; ow < ow_n; ++ow) {
-        const Window ww =
-            window(ow, w, attrs.kernel[1], attrs.stride[1], attrs.pads[1], attrs.pads[3]);
+        const Window ww = window(ow, w, attrs.kernel[1], attrs.stride[1], attrs.pads[1], attrs.pads[3]);
         float result;
         if (kind == PoolKind::kMax) {
           result = -std::numeric_limits<float>::infinity();
@@ -52,8 +50,8 @@ Result<Tensor> pool2d(const Tensor& x, const PoolAttrs& attrs, PoolKind kind) {
           for (int64_t ih = wh.begin; ih < wh.end; ++ih) {
             for (int64_t iw = ww.begin; iw < ww.end; ++iw) sum += xp[ih * w + iw];
           }
-          const int64_t count = attrs.count_include_pad ? wh.padded_extent * ww.padded_extent
-                                                        : (wh.end - wh.begin) * (ww.end - ww.begin);
+          const int64_t count =
+              attrs.count_include_pad ? wh.padded_extent * ww.padded_extent : (wh.end - wh.begin) * (ww.end - ww.begin);
           result = sum / static_cast<float>(count);
         }
         yp[oh * ow_n + ow] = result;
@@ -65,13 +63,9 @@ Result<Tensor> pool2d(const Tensor& x, const PoolAttrs& attrs, PoolKind kind) {
 
 }  // namespace
 
-Result<Tensor> max_pool2d(const Tensor& x, const PoolAttrs& attrs) {
-  return pool2d(x, attrs, PoolKind::kMax);
-}
+Result<Tensor> max_pool2d(const Tensor& x, const PoolAttrs& attrs) { return pool2d(x, attrs, PoolKind::kMax); }
 
-Result<Tensor> average_pool2d(const Tensor& x, const PoolAttrs& attrs) {
-  return pool2d(x, attrs, PoolKind::kAverage);
-}
+Result<Tensor> average_pool2d(const Tensor& x, const PoolAttrs& attrs) { return pool2d(x, attrs, PoolKind::kAverage); }
 
 Result<Tensor> global_average_pool(const Tensor& x) {
   TESSERA_ASSIGN_OR_RETURN(Shape out_shape, global_pool_output_shape(x.shape));

@@ -56,8 +56,7 @@ Result<Image> decode_jpeg(std::span<const uint8_t> bytes, int want_channels, con
   image.width = width;
   image.height = height;
   image.channels = want_channels;
-  image.pixels.resize(static_cast<size_t>(width) * static_cast<size_t>(height) *
-                      static_cast<size_t>(want_channels));
+  image.pixels.resize(static_cast<size_t>(width) * static_cast<size_t>(height) * static_cast<size_t>(want_channels));
   // TJPF_GRAY gives a colour JPEG's own luma channel (Y, BT.601 luma of the encoder's RGB).
   const int pixel_format = want_channels == 1 ? TJPF_GRAY : TJPF_RGB;
   auto decompress = [&](int flags) {

@@ -46,8 +46,7 @@ Result<Image> decode_png(std::span<const uint8_t> bytes, int want_channels, cons
   SpngContext context(spng_ctx_new(0));
   if (!context) return Status::internal("spng_ctx_new failed");
   spng_ctx* ctx = context.get();
-  const auto side =
-      static_cast<uint32_t>(std::clamp<int64_t>(limits.max_side, 1, std::numeric_limits<int32_t>::max()));
+  const auto side = static_cast<uint32_t>(std::clamp<int64_t>(limits.max_side, 1, std::numeric_limits<int32_t>::max()));
   int error = spng_set_png_buffer(ctx, bytes.data(), bytes.size());
   if (error == 0) error = spng_set_image_limits(ctx, side, side);
   if (error == 0) error = spng_set_chunk_limits(ctx, bytes.size(), kChunkCacheLimit);
@@ -57,8 +56,7 @@ Result<Image> decode_png(std::span<const uint8_t> bytes, int want_channels, cons
   error = spng_get_ihdr(ctx, &ihdr);
   if (error == SPNG_EUSER_WIDTH || error == SPNG_EUSER_HEIGHT) {
     // spng has validated the signature and IHDR, so bytes 16..23 hold width and height.
-    Status status =
-        check_dimensions("PNG", read_be32(bytes.data() + 16), read_be32(bytes.data() + 20), limits);
+    Status status = check_dimensions("PNG", read_be32(bytes.data() + 16), read_be32(bytes.data() + 20), limits);
     if (!status.is_ok()) return status;
   }
   if (error != 0) return png_error(error);
@@ -87,8 +85,7 @@ Result<Image> decode_png(std::span<const uint8_t> bytes, int want_channels, cons
   image.channels = want_channels;
   image.pixels.resize(width * height * static_cast<size_t>(want_channels));
 
-  error =
-      spng_decode_image(ctx, nullptr, 0, format, SPNG_DECODE_PROGRESSIVE | (alpha ? SPNG_DECODE_TRNS : 0));
+  error = spng_decode_image(ctx, nullptr, 0, format, SPNG_DECODE_PROGRESSIVE | (alpha ? SPNG_DECODE_TRNS : 0));
   if (error != 0) return png_error(error);
   const bool direct = staged_channels == want_channels;
   const bool interlaced = ihdr.interlace_method != SPNG_INTERLACE_NONE;

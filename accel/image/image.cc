@@ -10,8 +10,7 @@ namespace tessera {
 namespace {
 
 bool starts_with(std::span<const uint8_t> bytes, std::string_view magic, size_t offset = 0) {
-  return bytes.size() >= offset + magic.size() &&
-         std::memcmp(bytes.data() + offset, magic.data(), magic.size()) == 0;
+  return bytes.size() >= offset + magic.size() && std::memcmp(bytes.data() + offset, magic.data(), magic.size()) == 0;
 }
 
 // Names a few formats we do not accept, so the error says what the caller sent.
@@ -40,21 +39,17 @@ ImageFormat detect_image_format(std::span<const uint8_t> bytes) {
 
 Result<Image> decode_image(std::span<const uint8_t> bytes, int want_channels, const DecodeLimits& limits) {
   if (want_channels != 1 && want_channels != 3) {
-    return Status::invalid_argument("decode_image: want_channels must be 1 or 3, got " +
-                                    std::to_string(want_channels));
+    return Status::invalid_argument("decode_image: want_channels must be 1 or 3, got " + std::to_string(want_channels));
   }
   if (bytes.empty()) return Status::invalid_argument("empty image data");
   if (static_cast<int64_t>(bytes.size()) > limits.max_bytes) {
-    return Status::invalid_argument("image data is " + std::to_string(bytes.size()) +
-                                    " bytes; the limit is " + std::to_string(limits.max_bytes) + " bytes");
+    return Status::invalid_argument("image data is " + std::to_string(bytes.size()) + " bytes; the limit is " +
+                                    std::to_string(limits.max_bytes) + " bytes");
   }
   switch (detect_image_format(bytes)) {
-    case ImageFormat::kJpeg:
-      return image_internal::decode_jpeg(bytes, want_channels, limits);
-    case ImageFormat::kPng:
-      return image_internal::decode_png(bytes, want_channels, limits);
-    case ImageFormat::kUnknown:
-      break;
+    case ImageFormat::kJpeg: return image_internal::decode_jpeg(bytes, want_channels, limits);
+    case ImageFormat::kPng: return image_internal::decode_png(bytes, want_channels, limits);
+    case ImageFormat::kUnknown: break;
   }
   std::string message = "not a JPEG or PNG image";
   if (const char* other = guess_other_format(bytes)) {
@@ -75,9 +70,8 @@ Status check_dimensions(const char* format, int64_t width, int64_t height, const
                                     std::to_string(limits.max_side) + " pixels per side");
   }
   if (width * height > limits.max_pixels) {
-    return Status::invalid_argument(std::string(format) + " image is " + size + " = " +
-                                    std::to_string(width * height) + " pixels; the limit is " +
-                                    std::to_string(limits.max_pixels) + " pixels");
+    return Status::invalid_argument(std::string(format) + " image is " + size + " = " + std::to_string(width * height) +
+                                    " pixels; the limit is " + std::to_string(limits.max_pixels) + " pixels");
   }
   return Status::ok();
 }

@@ -19,9 +19,9 @@ struct Image {
 };
 
 struct DecodeLimits {
-  int64_t max_bytes = 32 << 20;        // encoded size
-  int64_t max_pixels = 40'000'000;     // width * height
-  int max_side = 16384;                // width and height each
+  int64_t max_bytes = 32 << 20;     // encoded size
+  int64_t max_pixels = 40'000'000;  // width * height
+  int max_side = 16384;             // width and height each
 };
 
 enum class ImageFormat { kUnknown, kJpeg, kPng };
@@ -31,7 +31,6 @@ ImageFormat detect_image_format(std::span<const uint8_t> bytes);
 
 // Decodes to `want_channels` (1 or 3) channels. INVALID_ARGUMENT with a message saying why for
 // an empty, truncated, corrupt, unsupported (not JPEG/PNG) or oversized image.
-Result<Image> decode_image(std::span<const uint8_t> bytes, int want_channels,
-                           const DecodeLimits& limits = {});
+Result<Image> decode_image(std::span<const uint8_t> bytes, int want_channels, const DecodeLimits& limits = {});
 
 }  // namespace tessera

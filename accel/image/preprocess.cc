@@ -22,8 +22,7 @@ Status check_per_channel(const std::vector<float>& values, const char* name, int
                                     " values; want 1 or " + std::to_string(channels));
   }
   for (float v : values) {
-    if (!std::isfinite(v))
-      return Status::invalid_argument("preprocess: " + std::string(name) + " is not finite");
+    if (!std::isfinite(v)) return Status::invalid_argument("preprocess: " + std::string(name) + " is not finite");
   }
   return Status::ok();
 }
@@ -34,17 +33,16 @@ Status validate(const Image& image, const PreprocessConfig& config) {
                                     std::to_string(config.height) + " must be positive");
   }
   if (config.channels != 1 && config.channels != 3) {
-    return Status::invalid_argument("preprocess: channels must be 1 or 3, got " +
-                                    std::to_string(config.channels));
+    return Status::invalid_argument("preprocess: channels must be 1 or 3, got " + std::to_string(config.channels));
   }
   if (!std::isfinite(config.scale) || config.scale <= 0.0f) {
     return Status::invalid_argument("preprocess: scale must be positive");
   }
   TESSERA_RETURN_IF_ERROR(check_per_channel(config.mean, "mean", config.channels));
   TESSERA_RETURN_IF_ERROR(check_per_channel(config.std, "std", config.channels));
-  if (!config.mean_image.empty() &&
-      config.mean_image.size() != static_cast<size_t>(config.channels) * static_cast<size_t>(config.width) *
-                                      static_cast<size_t>(config.height)) {
+  if (!config.mean_image.empty() && config.mean_image.size() != static_cast<size_t>(config.channels) *
+                                                                    static_cast<size_t>(config.width) *
+                                                                    static_cast<size_t>(config.height)) {
     return Status::invalid_argument("preprocess: the mean image has " + std::to_string(config.mean_image.size()) +
                                     " values; want channels x height x width");
   }
@@ -55,11 +53,11 @@ Status validate(const Image& image, const PreprocessConfig& config) {
     return Status::invalid_argument("preprocess: std must not be 0");
   }
   if (image.width <= 0 || image.height <= 0 || (image.channels != 1 && image.channels != 3) ||
-      image.pixels.size() != static_cast<size_t>(image.width) * static_cast<size_t>(image.height) *
-                                 static_cast<size_t>(image.channels)) {
+      image.pixels.size() !=
+          static_cast<size_t>(image.width) * static_cast<size_t>(image.height) * static_cast<size_t>(image.channels)) {
     return Status::invalid_argument("preprocess: malformed image " + std::to_string(image.width) + "x" +
-                                    std::to_string(image.height) + "x" + std::to_string(image.channels) +
-                                    " with " + std::to_string(image.pixels.size()) + " bytes");
+                                    std::to_string(image.height) + "x" + std::to_string(image.channels) + " with " +
+                                    std::to_string(image.pixels.size()) + " bytes");
   }
   return Status::ok();
 }

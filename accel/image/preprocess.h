@@ -16,13 +16,13 @@ enum class ResizeMode { kStretch, kFit, kCenterCrop };
 struct PreprocessConfig {
   int width = 0;
   int height = 0;
-  int channels = 1;          // 1 = grayscale, 3 = RGB
-  float scale = 255.0f;      // x = pixel / scale
-  std::vector<float> mean;   // one per channel: x = (x - mean) / std
+  int channels = 1;         // 1 = grayscale, 3 = RGB
+  float scale = 255.0f;     // x = pixel / scale
+  std::vector<float> mean;  // one per channel: x = (x - mean) / std
   std::vector<float> std;
   InvertMode invert = InvertMode::kNo;  // kAuto: invert when the border ring is brighter than the whole image
   ResizeMode resize = ResizeMode::kStretch;
-  bool bgr = false;          // 3 channels in B, G, R order (Caffe models) instead of R, G, B
+  bool bgr = false;  // 3 channels in B, G, R order (Caffe models) instead of R, G, B
   // Caffe's mean.binaryproto: channels x height x width values in pixel units (0-255), in the
   // model's channel order, subtracted before the scale: x = (pixel - mean_image) / scale. Empty:
   // none.

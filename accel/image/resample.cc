@@ -50,8 +50,8 @@ AxisWeights axis_weights(int source_length, double start, double length, int out
   return axis;
 }
 
-void resample(const uint8_t* pixels, int width, int height, int channels, const SourceRegion& region,
-              int out_width, int out_height, float* out, size_t row_pitch, size_t plane_pitch) {
+void resample(const uint8_t* pixels, int width, int height, int channels, const SourceRegion& region, int out_width,
+              int out_height, float* out, size_t row_pitch, size_t plane_pitch) {
   const AxisWeights xs = axis_weights(width, region.x, region.width, out_width);
   const AxisWeights ys = axis_weights(height, region.y, region.height, out_height);
   // Only the source rows some output row reads go through the horizontal pass.

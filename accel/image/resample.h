@@ -35,7 +35,7 @@ AxisWeights axis_weights(int source_length, double start, double length, int out
 // Resamples `region` of every channel of `pixels` (width x height x channels, interleaved)
 // to out_width x out_height. Channel c's output pixel (x, y) goes to
 // out[c * plane_pitch + y * row_pitch + x].
-void resample(const uint8_t* pixels, int width, int height, int channels, const SourceRegion& region,
-              int out_width, int out_height, float* out, size_t row_pitch, size_t plane_pitch);
+void resample(const uint8_t* pixels, int width, int height, int channels, const SourceRegion& region, int out_width,
+              int out_height, float* out, size_t row_pitch, size_t plane_pitch);
 
 }  // namespace tessera::image_internal

@@ -125,9 +125,9 @@ class Compiler {
   Slot slot(const std::string& tensor) const {
     const Shape& s = shapes_.at(tensor);
     const Placement p = place(tensor);
-    return {static_cast<uint32_t>(s[1]), static_cast<uint32_t>(s[2]), static_cast<uint32_t>(s[3]),
-            offsets_.at(p.buffer), static_cast<uint32_t>(p.channel_base),
-            static_cast<uint32_t>(shapes_.at(p.buffer)[1])};
+    return {static_cast<uint32_t>(s[1]),           static_cast<uint32_t>(s[2]),
+            static_cast<uint32_t>(s[3]),           offsets_.at(p.buffer),
+            static_cast<uint32_t>(p.channel_base), static_cast<uint32_t>(shapes_.at(p.buffer)[1])};
   }
 
   // Fills the input/output tensor fields of a descriptor.
@@ -175,9 +175,7 @@ class Compiler {
     const float s_in = scale_of(layer.input);
     const float s_out = scale_of(layer.output);
     switch (layer.op) {
-      case FabricOp::kConv:
-        TESSERA_RETURN_IF_ERROR(describe_conv(d, layer, s_in, s_out, prog));
-        break;
+      case FabricOp::kConv: TESSERA_RETURN_IF_ERROR(describe_conv(d, layer, s_in, s_out, prog)); break;
       case FabricOp::kMaxPool:
         d.op = abi::kOpPool;
         set_pool(d, layer.pool, abi::kPoolMax);

@@ -16,20 +16,20 @@
 namespace tessera::plan {
 
 struct CompiledModel {
-  bool has_fabric = false;        // false: everything runs on the host in float
-  CompiledProgram program;        // the fabric part (when has_fabric)
+  bool has_fabric = false;               // false: everything runs on the host in float
+  CompiledProgram program;               // the fabric part (when has_fabric)
   std::vector<std::string> layer_names;  // one per descriptor, for errors and reports
-  Graph host_graph;               // input: the fabric output (or the graph input); the graph's outputs
-  std::string fabric_summary;     // "12 fabric layers (conv1 .. pool3); host: Flatten, Gemm, Relu, Gemm"
-  ModelPlan plan;                 // the tile plan behind the descriptors' tiles (when has_fabric)
-  bool plan_from_cache = false;   // the plan's choices came from the PlanCache
+  Graph host_graph;                      // input: the fabric output (or the graph input); the graph's outputs
+  std::string fabric_summary;            // "12 fabric layers (conv1 .. pool3); host: Flatten, Gemm, Relu, Gemm"
+  ModelPlan plan;                        // the tile plan behind the descriptors' tiles (when has_fabric)
+  bool plan_from_cache = false;          // the plan's choices came from the PlanCache
 };
 
 struct CompileOptions {
-  BoardProfile board;             // the board the tiles are planned for
-  PlanOptions plan;               // space must be kKernel: the descriptors get the tiles
-  PlanCache* cache = nullptr;     // optional
-  std::string model_name;         // the cache's file name part
+  BoardProfile board;          // the board the tiles are planned for
+  PlanOptions plan;            // space must be kKernel: the descriptors get the tiles
+  PlanCache* cache = nullptr;  // optional
+  std::string model_name;      // the cache's file name part
 };
 
 // `graph` must have BatchNorm folded (fold_batch_norm) and one NCHW input. `ranges` holds the

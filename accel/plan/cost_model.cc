@@ -30,12 +30,11 @@ struct Slices {
 
 Slices slice_layer(const ConvGeometry& g, uint32_t cus, PartitionKind p) {
   switch (p) {
-    case PartitionKind::kKs:
-      return {static_cast<uint32_t>(ceil_div(g.out_c, cus)), g.out_h};
-    case PartitionKind::kOfm:
-      return {g.out_c, static_cast<uint32_t>(ceil_div(g.out_h, cus))};
+    case PartitionKind::kKs: return {static_cast<uint32_t>(ceil_div(g.out_c, cus)), g.out_h};
+    case PartitionKind::kOfm: return {g.out_c, static_cast<uint32_t>(ceil_div(g.out_h, cus))};
     case PartitionKind::kKsOfm:
-      return {static_cast<uint32_t>(ceil_div(g.out_c, 2)), static_cast<uint32_t>(ceil_div(g.out_h, std::max(1u, cus / 2)))};
+      return {static_cast<uint32_t>(ceil_div(g.out_c, 2)),
+              static_cast<uint32_t>(ceil_div(g.out_h, std::max(1u, cus / 2)))};
   }
   return {g.out_c, g.out_h};
 }
@@ -81,8 +80,18 @@ uint32_t ConvGeometry::tile_in_channels(uint32_t m, uint32_t n) const {
 }
 
 ConvGeometry conv_geometry(const abi::LayerDesc& d) {
-  ConvGeometry g{d.in_c,     d.in_h,     d.in_w,       d.out_c,      d.out_h,      d.out_w,   d.kernel_h,
-                 d.kernel_w, d.stride_h, d.stride_w,   std::max(1u, d.dilation_h), std::max(1u, d.dilation_w),
+  ConvGeometry g{d.in_c,
+                 d.in_h,
+                 d.in_w,
+                 d.out_c,
+                 d.out_h,
+                 d.out_w,
+                 d.kernel_h,
+                 d.kernel_w,
+                 d.stride_h,
+                 d.stride_w,
+                 std::max(1u, d.dilation_h),
+                 std::max(1u, d.dilation_w),
                  std::max(1u, d.groups)};
   if (d.pool_kind == abi::kPoolMax) {
     g.pooled = true;
@@ -143,8 +152,8 @@ double lower_bound_cycles(const ConvGeometry& g, const BoardProfile& b, const Ti
 }
 
 double lower_bound_energy_uj(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
-  const double macs = static_cast<double>(g.out_c) * g.in_per_group() * g.kernel_h * g.kernel_w *
-                      g.conv_rows(g.out_h) * g.conv_cols(g.out_w);
+  const double macs = static_cast<double>(g.out_c) * g.in_per_group() * g.kernel_h * g.kernel_w * g.conv_rows(g.out_h) *
+                      g.conv_cols(g.out_w);
   const double seconds = lower_bound_cycles(g, b, t) / (b.fabric_clock_mhz * 1e6);
   return (b.pj_per_mac * macs + b.pj_per_ddr_byte * static_cast<double>(compulsory_bytes(g))) * 1e-6 +
          b.static_watts * seconds * 1e6;
@@ -166,8 +175,9 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
   cb.total_cycles = std::max(cb.mac_cycles, cb.dram_cycles) + cb.dram_cycles / static_cast<double>(cb.steps);
   cb.memory_bound = cb.dram_cycles > cb.mac_cycles;
   const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
-  cb.energy_uj = (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
-                 b.static_watts * seconds * 1e6;
+  cb.energy_uj =
+      (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
+      b.static_watts * seconds * 1e6;
 }
 
 CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candidate& cand, DramModel model) {
@@ -210,8 +220,8 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
                      });
   } else {
     in_pass_runs = pass_ch * rows_sum * nc;
-    in_pass_bursts = pass_ch * rows_sum *
-                     sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return ceil_div(g.in_cols(e), B); });
+    in_pass_bursts =
+        pass_ch * rows_sum * sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return ceil_div(g.in_cols(e), B); });
   }
   const uint64_t in_pass_calls = TR * nc * nn;
 
@@ -237,7 +247,8 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
     bytes = static_cast<uint64_t>(M) * rsum * csum * elem;
     if (t.c >= C) {
       runs = static_cast<uint64_t>(M) * TR;
-      bursts = M * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return ceil_div(rows_of(e) * width * elem, B); });
+      bursts =
+          M * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return ceil_div(rows_of(e) * width * elem, B); });
     } else {
       runs = static_cast<uint64_t>(M) * rsum * nc;
       bursts = M * rsum * sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return ceil_div(cols_of(e) * elem, B); });
@@ -255,7 +266,7 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
       // Each filter slice's CU reads its rows' input once; grouped convs read per m-tile the
       // channels of its groups (disjoint between m-tiles covering whole groups).
       in_passes = g.groups == 1 ? n_mslices : MT;
-      w_passes = TR * nc;     // all of the slice's filters per spatial tile
+      w_passes = TR * nc;  // all of the slice's filters per spatial tile
       spill_passes = 2 * (nn - 1);
       break;
     case Schedule::kOutputStationary:
@@ -271,7 +282,8 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
   }
   // Input calls: in_pass_calls per pass (IS: per filter slice; OS/WS: per m-tile).
   const uint64_t in_calls = in_passes * in_pass_calls;
-  const uint64_t w_calls = cand.schedule == Schedule::kWeightStationary ? w_pass_calls * n_rslices : w_pass_calls * TR * nc;
+  const uint64_t w_calls =
+      cand.schedule == Schedule::kWeightStationary ? w_pass_calls * n_rslices : w_pass_calls * TR * nc;
   const uint64_t out_calls = o_calls * (1 + spill_passes);
 
   cb.input_bytes = in_passes * in_pass_bytes;

@@ -109,8 +109,8 @@ CostBreakdown evaluate_stream(const abi::LayerDesc& d, const BoardProfile& b, Dr
       for (uint64_t c0 = 0; c0 < d.out_w; c0 += tile_c) {
         const uint64_t count = std::min<uint64_t>(tile_c, d.out_w - c0);
         const int64_t wx0 = static_cast<int64_t>(c0 * d.pool_stride_w) - d.pool_pad_left;
-        const uint64_t span = clip(wx0 + static_cast<int64_t>((count - 1) * d.pool_stride_w + d.pool_w), d.in_w) -
-                              clip(wx0, d.in_w);
+        const uint64_t span =
+            clip(wx0 + static_cast<int64_t>((count - 1) * d.pool_stride_w + d.pool_w), d.in_w) - clip(wx0, d.in_w);
         uint64_t runs = 0, run_bytes = 0;
         if (count == d.out_w && rows > 0 && rows * d.in_w <= abi::kPoolLineBytes) {
           runs = 1, run_bytes = rows * d.in_w;
@@ -141,7 +141,8 @@ CostBreakdown evaluate_stream(const abi::LayerDesc& d, const BoardProfile& b, Dr
     if (pending > 0) cb.output_bytes += add_runs(1, pending);
     cb.steps = static_cast<uint64_t>(d.out_c) * d.out_h * strips;
     cb.input_tile_bytes = max_run;
-    cb.output_tile_bytes = tile_c * 4 + std::min<uint64_t>(abi::kPoolLineBytes, static_cast<uint64_t>(d.out_c) * d.out_h * d.out_w);
+    cb.output_tile_bytes =
+        tile_c * 4 + std::min<uint64_t>(abi::kPoolLineBytes, static_cast<uint64_t>(d.out_c) * d.out_h * d.out_w);
     cb.macs = static_cast<uint64_t>(d.out_c) * d.out_h * d.out_w * d.pool_h * d.pool_w;
   } else {
     // kernels/accel_add.h: the requantisation is per tensor and each input's and the output's
@@ -231,7 +232,8 @@ ModelPlan rescore(const ModelPlan& plan, DramModel model) {
   out.options.dram = model;
   const BoardProfile b = effective_board(plan.board, plan.options.space);
   for (LayerPlan& lp : out.layers) {
-    lp.cost = lp.searched ? evaluate(conv_geometry(lp.desc), b, lp.candidate, model) : evaluate_stream(lp.desc, b, model);
+    lp.cost =
+        lp.searched ? evaluate(conv_geometry(lp.desc), b, lp.candidate, model) : evaluate_stream(lp.desc, b, model);
   }
   return out;
 }

@@ -41,14 +41,14 @@ Result<SearchSpace> parse_search_space(std::string_view name);
 Result<Objective> parse_objective(std::string_view name);
 
 struct LayerPlan {
-  std::string name;          // the graph node the layer starts at
-  abi::LayerDesc desc;       // the descriptor with the plan's tiles
-  bool searched = false;     // conv: tile search; pool/add: streamed, tiles by the fixed rule
-  Candidate candidate;       // tiles, schedule, partition (pool/add: OS/KS, tiles of desc)
-  CostBreakdown cost;        // per image
+  std::string name;       // the graph node the layer starts at
+  abi::LayerDesc desc;    // the descriptor with the plan's tiles
+  bool searched = false;  // conv: tile search; pool/add: streamed, tiles by the fixed rule
+  Candidate candidate;    // tiles, schedule, partition (pool/add: OS/KS, tiles of desc)
+  CostBreakdown cost;     // per image
   uint64_t evaluated = 0, pruned = 0;
   double search_ms = 0;
-  uint64_t budget_bytes = 0; // the double-buffer budget the tiles had to fit
+  uint64_t budget_bytes = 0;  // the double-buffer budget the tiles had to fit
   double ocm_use() const { return budget_bytes ? static_cast<double>(cost.footprint_bytes) / budget_bytes : 0; }
 };
 
@@ -67,10 +67,10 @@ struct ModelPlan {
   // Modeled throughput back to back, one image at a time.
   double seconds_per_image() const;
   double images_per_second() const;
-  double gops() const;               // 2 x MACs per second, 1e9
-  double peak_gops() const;          // 2 x MACs/cycle x CUs x clock
-  double watts() const;              // energy per image / time per image
-  uint32_t compute_units() const;    // CUs the search space uses (kernel: 1)
+  double gops() const;             // 2 x MACs per second, 1e9
+  double peak_gops() const;        // 2 x MACs/cycle x CUs x clock
+  double watts() const;            // energy per image / time per image
+  uint32_t compute_units() const;  // CUs the search space uses (kernel: 1)
 };
 
 // Plans `layers` (tiles are overwritten in the returned descriptors; `names` one per layer).

@@ -241,16 +241,12 @@ class Partitioner {
     }
     const Shape& out = shapes_.at(node.outputs[0]);
     switch (node.op) {
-      case OpKind::kConv:
-        return take_conv(i, p, reason);
+      case OpKind::kConv: return take_conv(i, p, reason);
       case OpKind::kMaxPool:
       case OpKind::kAveragePool:
-      case OpKind::kGlobalAveragePool:
-        return take_pool(i, p, reason);
-      case OpKind::kAdd:
-        return take_add(i, p, reason);
-      case OpKind::kConcat:
-        return take_concat(i, p, reason);
+      case OpKind::kGlobalAveragePool: return take_pool(i, p, reason);
+      case OpKind::kAdd: return take_add(i, p, reason);
+      case OpKind::kConcat: return take_concat(i, p, reason);
       case OpKind::kIdentity:
         if (out.size() != 4 || concat_outputs_.count(node.inputs[0])) {
           reason = "identity of a non-feature-map tensor";
@@ -260,9 +256,7 @@ class Partitioner {
         fabric_.insert(node.outputs[0]);
         if (producers_.count(node.inputs[0])) producers_[node.outputs[0]] = producers_[node.inputs[0]];
         return true;
-      default:
-        reason = std::string(op_kind_name(node.op)) + " runs on the host";
-        return false;
+      default: reason = std::string(op_kind_name(node.op)) + " runs on the host"; return false;
     }
   }
 
@@ -270,8 +264,8 @@ class Partitioner {
   const std::map<std::string, Shape>& shapes_;
   std::map<std::string, std::vector<size_t>> consumers_;
   std::set<std::string> graph_outputs_;
-  std::set<std::string> fabric_;                  // tensors the fabric produces
-  std::map<std::string, FabricOp> producers_;     // fabric tensor -> the op that made it
+  std::set<std::string> fabric_;               // tensors the fabric produces
+  std::map<std::string, FabricOp> producers_;  // fabric tensor -> the op that made it
   std::set<std::string> concat_outputs_;
   std::set<size_t> fused_;
 };

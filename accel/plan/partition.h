@@ -21,15 +21,15 @@ enum class FabricOp { kConv, kMaxPool, kAveragePool, kAdd };
 // One fabric layer: a conv with what is fused into it, a standalone pool, or an add.
 struct FabricLayer {
   FabricOp op = FabricOp::kConv;
-  std::string name;                // the first fused node's name
-  std::vector<size_t> nodes;       // graph nodes it covers
-  std::string input, input2;       // tensor names (input2: Add only)
-  std::string output;              // the tensor it produces, after fusion
-  const Node* conv = nullptr;      // kConv: the conv node
-  bool relu = false;               // fused ReLU (or Clip with min 0)
+  std::string name;                                         // the first fused node's name
+  std::vector<size_t> nodes;                                // graph nodes it covers
+  std::string input, input2;                                // tensor names (input2: Add only)
+  std::string output;                                       // the tensor it produces, after fusion
+  const Node* conv = nullptr;                               // kConv: the conv node
+  bool relu = false;                                        // fused ReLU (or Clip with min 0)
   float clip_max = std::numeric_limits<float>::infinity();  // fused Clip upper bound (ReLU6)
-  bool fused_pool = false;         // kConv: a max-pool follows in the same layer
-  PoolAttrs pool;                  // fused or standalone pool window
+  bool fused_pool = false;                                  // kConv: a max-pool follows in the same layer
+  PoolAttrs pool;                                           // fused or standalone pool window
 };
 
 struct Partition {

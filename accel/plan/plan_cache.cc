@@ -102,7 +102,8 @@ uint64_t plan_key(std::span<const abi::LayerDesc> layers, const BoardProfile& b,
 
 std::filesystem::path default_plan_cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::filesystem::path(xdg) / "tessera/plans";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::filesystem::path(home) / ".cache/tessera/plans";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache/tessera/plans";
   return {};
 }
 

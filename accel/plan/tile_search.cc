@@ -104,8 +104,7 @@ Status no_fit(const abi::LayerDesc& d, const BoardProfile& b) {
 }
 
 // Seeds/000 sec. 6.1: the fullest tile set, then its best schedule/partition.
-Result<TilePlan> naive_plan(const abi::LayerDesc& d, const BoardProfile& b, const SearchOptions& opts,
-                            const Space& s) {
+Result<TilePlan> naive_plan(const abi::LayerDesc& d, const BoardProfile& b, const SearchOptions& opts, const Space& s) {
   const auto parts = partitions(b, true);
   TileShape pick;
   uint64_t pick_fp = 0;
@@ -150,7 +149,8 @@ Result<TilePlan> run_search(const abi::LayerDesc& d, const BoardProfile& b, cons
           for (uint32_t c : s.cs) {
             const TileShape t{m, n, r, c};
             if (!tile_allowed(d, s.g, b, t, opts.abi_limits)) continue;
-            if (!brute && l.best.valid && lower_bound(s.g, b, t, opts.objective) > primary(l.best.cost, opts.objective)) {
+            if (!brute && l.best.valid &&
+                lower_bound(s.g, b, t, opts.objective) > primary(l.best.cost, opts.objective)) {
               ++l.pruned;
               continue;
             }

@@ -25,7 +25,8 @@ Result<std::vector<Tensor>> load_calibration_set(const ModelConfig& config) {
   if (files.size() > static_cast<size_t>(config.quantization.max_images)) {
     files.resize(static_cast<size_t>(config.quantization.max_images));
   }
-  if (files.empty()) return Status::failed_precondition("calibration folder " + dir.string() + " holds no JPEG/PNG image");
+  if (files.empty())
+    return Status::failed_precondition("calibration folder " + dir.string() + " holds no JPEG/PNG image");
 
   const PreprocessConfig& in = config.input;
   const int64_t per_image = static_cast<int64_t>(in.channels) * in.height * in.width;
@@ -39,7 +40,8 @@ Result<std::vector<Tensor>> load_calibration_set(const ModelConfig& config) {
       std::ifstream f(path, std::ios::binary);
       std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
       auto image = decode_image(bytes, in.channels);
-      if (!image) return Status::invalid_argument("calibration image " + path.string() + ": " + image.status().message());
+      if (!image)
+        return Status::invalid_argument("calibration image " + path.string() + ": " + image.status().message());
       TESSERA_RETURN_IF_ERROR(preprocess_into(*image, in, batch.ptr() + static_cast<int64_t>(i) * per_image));
     }
     batches.push_back(std::move(batch));

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "accel/host/reference_executor.h"
-#include "accel/runtime/model_import.h"
 #include "accel/runtime/engine_int8.h"
+#include "accel/runtime/model_import.h"
 
 namespace tessera {
 namespace {

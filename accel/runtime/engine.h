@@ -27,9 +27,9 @@ Result<Precision> parse_precision(const std::string& name);
 
 struct EngineOptions {
   Precision precision = Precision::kFp32;
-  std::shared_ptr<Device> device;        // required for kInt8
-  uint32_t max_batch = 8;                // largest batch one device run takes
-  bool pipelined = true;                 // int8: fabric and host stages on their own threads
+  std::shared_ptr<Device> device;  // required for kInt8
+  uint32_t max_batch = 8;          // largest batch one device run takes
+  bool pipelined = true;           // int8: fabric and host stages on their own threads
   std::chrono::milliseconds device_timeout{10000};
   // int8 calibration inputs (each N x C x H x W, preprocessed); empty: the images of the
   // model's [quantization] calibration folder.
@@ -43,9 +43,9 @@ struct EngineOptions {
 // One batch's answer: raw scores (logits) per image and where the time went.
 struct Inference {
   std::vector<std::vector<float>> scores;
-  uint64_t fabric_us = 0;        // measured time of the fabric stage (device run + int8 I/O)
-  uint64_t host_us = 0;          // measured time of the host stage
-  uint64_t fabric_cycles = 0;    // device cycles (modelled on the emulator)
+  uint64_t fabric_us = 0;          // measured time of the fabric stage (device run + int8 I/O)
+  uint64_t host_us = 0;            // measured time of the host stage
+  uint64_t fabric_cycles = 0;      // device cycles (modelled on the emulator)
   uint64_t modeled_fabric_us = 0;  // fabric_cycles at the device's clock (0 when unknown)
   double modeled_fabric_uj = 0;    // the plan's fabric energy for the batch (0 when unknown)
 };

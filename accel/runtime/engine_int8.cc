@@ -97,13 +97,13 @@ Status Engine::Int8Path::fabric_stage(Job& job) {
   std::vector<int8_t> q_out(static_cast<size_t>(n) * prog.output_bytes());
   for (uint32_t first = 0; first < n; first += options_.max_batch) {
     const uint32_t count = std::min(options_.max_batch, n - first);
-    TESSERA_RETURN_IF_ERROR(program_->run(
-        std::span<const int8_t>(q_in.data() + static_cast<size_t>(first) * prog.input_bytes(),
-                                static_cast<size_t>(count) * prog.input_bytes()),
-        count,
-        std::span<int8_t>(q_out.data() + static_cast<size_t>(first) * prog.output_bytes(),
-                          static_cast<size_t>(count) * prog.output_bytes()),
-        options_.device_timeout));
+    TESSERA_RETURN_IF_ERROR(
+        program_->run(std::span<const int8_t>(q_in.data() + static_cast<size_t>(first) * prog.input_bytes(),
+                                              static_cast<size_t>(count) * prog.input_bytes()),
+                      count,
+                      std::span<int8_t>(q_out.data() + static_cast<size_t>(first) * prog.output_bytes(),
+                                        static_cast<size_t>(count) * prog.output_bytes()),
+                      options_.device_timeout));
     job.result.fabric_cycles += program_->last_run_cycles();
   }
   job.boundary = Tensor({static_cast<int64_t>(n), prog.output_c, prog.output_h, prog.output_w});

@@ -32,8 +32,8 @@ struct Engine::Int8Path {
  private:
   // One batch on its way through the stages.
   struct Job {
-    Tensor input;              // float N x C x H x W
-    Tensor boundary;           // float, the fabric output dequantised
+    Tensor input;     // float N x C x H x W
+    Tensor boundary;  // float, the fabric output dequantised
     Inference result;
     Status status;
     std::promise<Result<Inference>> done;

@@ -25,8 +25,7 @@ Result<std::string> required_string(const toml::table& table, const std::filesys
   return *value;
 }
 
-Result<int> positive_int(const toml::table& table, const std::filesystem::path& file, const std::string& key,
-                         int max) {
+Result<int> positive_int(const toml::table& table, const std::filesystem::path& file, const std::string& key, int max) {
   const auto* node = table.get(key);
   if (!node) return config_error(file, "input." + key, "is required");
   auto value = node->value<int64_t>();
@@ -85,9 +84,9 @@ Status only_known_keys(const toml::table& table, const std::filesystem::path& fi
 Result<PreprocessConfig> input_config(const toml::table& root, const std::filesystem::path& file) {
   const auto* input = root["input"].as_table();
   if (!input) return config_error(file, "input", "table is required");
-  TESSERA_RETURN_IF_ERROR(only_known_keys(*input, file, "input.",
-                                          {"width", "height", "channels", "scale", "mean", "std", "invert", "resize",
-                                           "channel_order"}));
+  TESSERA_RETURN_IF_ERROR(
+      only_known_keys(*input, file, "input.",
+                      {"width", "height", "channels", "scale", "mean", "std", "invert", "resize", "channel_order"}));
   PreprocessConfig in;
   TESSERA_ASSIGN_OR_RETURN(in.width, positive_int(*input, file, "width", 8192));
   TESSERA_ASSIGN_OR_RETURN(in.height, positive_int(*input, file, "height", 8192));
@@ -127,7 +126,8 @@ Result<QuantConfig> quant_config(const toml::table& root, const std::filesystem:
     if (!value || value->empty()) return config_error(file, "quantization.calibration", "must be a folder name");
     q.calibration_dir = dir / *value;
     if (!std::filesystem::is_directory(q.calibration_dir)) {
-      return config_error(file, "quantization.calibration", "names " + q.calibration_dir.string() + ", which is not a folder");
+      return config_error(file, "quantization.calibration",
+                          "names " + q.calibration_dir.string() + ", which is not a folder");
     }
   }
   const auto method = (*table)["method"].value_or(std::string("minmax"));
@@ -156,7 +156,8 @@ Result<std::optional<uint32_t>> optional_count(const toml::table& table, const s
   if (!node) return std::optional<uint32_t>();
   auto value = node->value_exact<int64_t>();
   if (!value || *value < lo || *value > hi) {
-    return config_error(file, "batching." + key, "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return config_error(file, "batching." + key,
+                        "must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
   }
   return std::optional<uint32_t>(static_cast<uint32_t>(*value));
 }
@@ -193,10 +194,11 @@ Result<std::vector<float>> mean_image(const std::filesystem::path& file, const s
   if (!mean) return config_error(file, "mean_file", "is not usable: " + mean.status().message());
   const int64_t c = mean->dim(0), h = mean->dim(1), w = mean->dim(2);
   if (c != in.channels || h < in.height || w < in.width) {
-    return config_error(file, "mean_file", "holds a " + std::to_string(c) + " x " + std::to_string(h) + " x " +
-                                               std::to_string(w) + " mean; the input is " + std::to_string(in.channels) +
-                                               " x " + std::to_string(in.height) + " x " + std::to_string(in.width) +
-                                               " (the mean needs as many channels and at least its size)");
+    return config_error(file, "mean_file",
+                        "holds a " + std::to_string(c) + " x " + std::to_string(h) + " x " + std::to_string(w) +
+                            " mean; the input is " + std::to_string(in.channels) + " x " + std::to_string(in.height) +
+                            " x " + std::to_string(in.width) +
+                            " (the mean needs as many channels and at least its size)");
   }
   const int64_t top = (h - in.height) / 2, left = (w - in.width) / 2;
   std::vector<float> out;
@@ -228,9 +230,9 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   const auto file = dir / "model.toml";
   if (!std::filesystem::exists(file)) return Status::not_found("no model.toml in " + dir.string());
   TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(file));
-  TESSERA_RETURN_IF_ERROR(only_known_keys(root, file, "",
-                                          {"name", "file", "format", "weights", "mean_file", "labels", "precision",
-                                           "input", "quantization", "batching"}));
+  TESSERA_RETURN_IF_ERROR(only_known_keys(
+      root, file, "",
+      {"name", "file", "format", "weights", "mean_file", "labels", "precision", "input", "quantization", "batching"}));
   ModelConfig config;
   config.dir = std::filesystem::absolute(dir);
   TESSERA_ASSIGN_OR_RETURN(config.name, required_string(root, file, "name"));
@@ -241,7 +243,8 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   }
   if (const auto* node = root.get("format")) {
     auto value = node->value<std::string>();
-    if (!value || (*value != "onnx" && *value != "caffe")) return config_error(file, "format", "must be \"onnx\" or \"caffe\"");
+    if (!value || (*value != "onnx" && *value != "caffe"))
+      return config_error(file, "format", "must be \"onnx\" or \"caffe\"");
     config.format = *value;
   }
   TESSERA_ASSIGN_OR_RETURN(config.input, input_config(root, file));
@@ -261,7 +264,8 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   TESSERA_ASSIGN_OR_RETURN(config.quantization, quant_config(root, file, config.dir));
   if (const auto* node = root.get("precision")) {
     auto value = node->value<std::string>();
-    if (!value || (*value != "int8" && *value != "fp32")) return config_error(file, "precision", "must be \"int8\" or \"fp32\"");
+    if (!value || (*value != "int8" && *value != "fp32"))
+      return config_error(file, "precision", "must be \"int8\" or \"fp32\"");
     config.precision = *value;
   }
   TESSERA_ASSIGN_OR_RETURN(config.batching, batching_config(root, file));

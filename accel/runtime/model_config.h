@@ -30,14 +30,14 @@ struct BatchingConfig {
 struct ModelConfig {
   std::string name;
   std::filesystem::path dir;
-  std::filesystem::path file;      // absolute path of the model file (Caffe: the deploy prototxt)
-  std::string format = "onnx";     // "onnx" | "caffe"
-  std::filesystem::path weights;   // caffe: absolute path of the .caffemodel
-  std::filesystem::path mean_file; // caffe, optional: mean.binaryproto (loaded into input.mean_image)
+  std::filesystem::path file;       // absolute path of the model file (Caffe: the deploy prototxt)
+  std::string format = "onnx";      // "onnx" | "caffe"
+  std::filesystem::path weights;    // caffe: absolute path of the .caffemodel
+  std::filesystem::path mean_file;  // caffe, optional: mean.binaryproto (loaded into input.mean_image)
   PreprocessConfig input;
-  std::vector<std::string> labels; // from the labels file, one per class
+  std::vector<std::string> labels;  // from the labels file, one per class
   QuantConfig quantization;
-  std::string precision;           // "int8" | "fp32"; empty: the daemon's --precision
+  std::string precision;  // "int8" | "fp32"; empty: the daemon's --precision
   BatchingConfig batching;
 };
 

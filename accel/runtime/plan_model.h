@@ -14,9 +14,9 @@
 namespace tessera {
 
 struct ModelPlanning {
-  std::string model_name;         // the folder's model.toml name, or the file's stem
-  plan::CompiledModel compiled;   // the kernel-space plan is compiled.plan (tiles in the descriptors)
-  std::string fabric_summary;     // what runs where
+  std::string model_name;        // the folder's model.toml name, or the file's stem
+  plan::CompiledModel compiled;  // the kernel-space plan is compiled.plan (tiles in the descriptors)
+  std::string fabric_summary;    // what runs where
 };
 
 // `model` is a model folder (with model.toml) or an .onnx file. options.space == kExplore plans

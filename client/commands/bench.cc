@@ -42,16 +42,16 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 struct BenchState {
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<BenchSample> samples;        // measured answers
+  std::vector<BenchSample> samples;  // measured answers
   std::map<grpc::StatusCode, uint64_t> errors;
   std::map<grpc::StatusCode, std::string> error_examples;
-  std::vector<unsigned> free_slots;        // closed loop
+  std::vector<unsigned> free_slots;  // closed loop
   uint64_t outstanding = 0;
   uint64_t measured_sent = 0;
   uint64_t warmup_sent = 0;
   uint64_t warmup_done = 0;
-  uint64_t dropped = 0;                    // open loop arrivals over the in-flight bound
-  uint64_t not_sent = 0;                   // sends refused: the slot's stream had ended
+  uint64_t dropped = 0;   // open loop arrivals over the in-flight bound
+  uint64_t not_sent = 0;  // sends refused: the slot's stream had ended
   Clock::time_point measure_start;
 };
 
@@ -136,13 +136,16 @@ void print_text_report(const json& r) {
   std::printf("tessera bench: %s, model %s, %s, %s loop", c["server"].get<std::string>().c_str(),
               c["model"].get<std::string>().c_str(), c["mode"].get<std::string>().c_str(),
               c["loop"].get<std::string>().c_str());
-  if (c["loop"] == "closed") std::printf(", concurrency %u", c["concurrency"].get<unsigned>());
-  else std::printf(", %.1f req/s %s", c["rate"].get<double>(), c["arrivals"].get<std::string>().c_str());
+  if (c["loop"] == "closed")
+    std::printf(", concurrency %u", c["concurrency"].get<unsigned>());
+  else
+    std::printf(", %.1f req/s %s", c["rate"].get<double>(), c["arrivals"].get<std::string>().c_str());
   std::printf(", %zu images from %s\n", c["images"].get<size_t>(), c["images_dir"].get<std::string>().c_str());
   const json& q = r["requests"];
   std::printf("requests:   %llu sent, %llu ok, %llu failed", q["sent"].get<unsigned long long>(),
               q["ok"].get<unsigned long long>(), q["failed"].get<unsigned long long>());
-  if (q["dropped"].get<uint64_t>()) std::printf(", %llu dropped (in-flight bound)", q["dropped"].get<unsigned long long>());
+  if (q["dropped"].get<uint64_t>())
+    std::printf(", %llu dropped (in-flight bound)", q["dropped"].get<unsigned long long>());
   std::printf(" in %.2f s\n", r["elapsed_s"].get<double>());
   std::printf("throughput: %.1f images/s\n", r["throughput_ips"].get<double>());
   const json& l = r["latency_ms"];
@@ -184,30 +187,42 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
   CLI::App* cmd = app.add_subcommand("bench", "Load-test tesserad with a folder of images");
   add_connection_options(cmd, args.connection);
   cmd->add_option("--model", args.model, "Model name (default: the daemon's default model)");
-  cmd->add_option("--images", args.images, "Folder of .jpg/.jpeg/.png images (default: <models-dir>/<model>/calibration)");
-  cmd->add_option("--models-dir", args.models_dir, "Where the default image folder is looked up")->capture_default_str();
+  cmd->add_option("--images", args.images,
+                  "Folder of .jpg/.jpeg/.png images (default: <models-dir>/<model>/calibration)");
+  cmd->add_option("--models-dir", args.models_dir, "Where the default image folder is looked up")
+      ->capture_default_str();
   cmd->add_option("--concurrency", args.concurrency,
                   "Closed loop: requests in flight (unary) or streams (stream, one request in flight each); "
                   "open loop with --mode stream: streams the arrivals are spread over")
       ->check(CLI::Range(1u, 10000u));
   cmd->add_option("--rate", args.rate, "Open loop: requests per second")->check(CLI::PositiveNumber);
   cmd->add_option("--arrivals", args.arrivals, "Open loop spacing")
-      ->check(CLI::IsMember({"poisson", "fixed"}))->capture_default_str();
+      ->check(CLI::IsMember({"poisson", "fixed"}))
+      ->capture_default_str();
   cmd->add_option("--max-outstanding", args.max_outstanding,
                   "Open loop: arrivals while this many are in flight are dropped (counted)")
-      ->check(CLI::Range(1u, 1000000u))->capture_default_str();
+      ->check(CLI::Range(1u, 1000000u))
+      ->capture_default_str();
   cmd->add_option("--duration", args.duration_s, "Seconds to measure (default 10 unless --requests)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--requests", args.requests, "Requests to measure")->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
+  cmd->add_option("--requests", args.requests, "Requests to measure")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
   cmd->add_option("--warmup", args.warmup_s, "Seconds of unmeasured load first")->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-seconds", args.max_seconds, "Hard cap on the measured phase, seconds")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--mode", args.mode, "unary: Classify calls; stream: ClassifyStream")
-      ->check(CLI::IsMember({"unary", "stream"}))->capture_default_str();
-  cmd->add_option("--top-k", args.top_k, "Classes asked per image")->check(CLI::Range(1u, 100000u))->capture_default_str();
+      ->check(CLI::IsMember({"unary", "stream"}))
+      ->capture_default_str();
+  cmd->add_option("--top-k", args.top_k, "Classes asked per image")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
   cmd->add_option("--timeout", args.timeout_s, "Seconds each request may take")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--window", args.window_s, "Seconds per --csv row")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--window", args.window_s, "Seconds per --csv row")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--csv", args.csv, "Write one row per window: time, requests, rps, p50, p99, errors");
   cmd->add_flag("--json", args.json, "Print the report as JSON");
   return cmd;
@@ -247,13 +262,13 @@ int run_bench(const BenchArgs& args) {
   call_options.model = args.model;
   call_options.top_k = args.top_k;
   call_options.timeout = seconds_to_us(args.timeout_s);
-  std::unique_ptr<BenchSender> sender =
-      stream ? make_stream_sender(args.connection, channel, call_options, slots)
-             : make_unary_sender(args.connection, channel, call_options);
+  std::unique_ptr<BenchSender> sender = stream ? make_stream_sender(args.connection, channel, call_options, slots)
+                                               : make_unary_sender(args.connection, channel, call_options);
 
   auto state = std::make_shared<BenchState>();
   const Clock::time_point start = Clock::now();
-  state->measure_start = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(args.warmup_s));
+  state->measure_start =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(args.warmup_s));
   const Clock::time_point measure_end =
       state->measure_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(cap_s));
   for (unsigned i = 0; i < slots; ++i) state->free_slots.push_back(i);
@@ -278,8 +293,10 @@ int run_bench(const BenchArgs& args) {
       }
       if (!running.load()) break;
       const std::string line = progress_line(*state, Clock::now());
-      if (tty) std::fprintf(stderr, "\r%s\033[K", line.c_str());
-      else std::fprintf(stderr, "%s\n", line.c_str());
+      if (tty)
+        std::fprintf(stderr, "\r%s\033[K", line.c_str());
+      else
+        std::fprintf(stderr, "%s\n", line.c_str());
       std::fflush(stderr);
     }
   });
@@ -295,29 +312,29 @@ int run_bench(const BenchArgs& args) {
       ++state->outstanding;
       ++(measured ? state->measured_sent : state->warmup_sent);
     }
-    const bool sent = sender->send(slot, id, image.bytes, [state, slot, now, measured](const grpc::Status& status,
-                                                                                      const v1::ClassifyResponse* r) {
-      const Clock::time_point done = Clock::now();
-      std::lock_guard lock(state->mu);
-      --state->outstanding;
-      state->free_slots.push_back(slot);
-      if (measured) {
-        BenchSample sample;
-        sample.sent_s = seconds_between(state->measure_start, now);
-        sample.done_s = seconds_between(state->measure_start, done);
-        sample.latency_us = std::chrono::duration<double, std::micro>(done - now).count();
-        sample.code = status.error_code();
-        if (r) sample.timing = r->timing();
-        if (!status.ok()) {
-          ++state->errors[status.error_code()];
-          state->error_examples.emplace(status.error_code(), status.error_message());
-        }
-        state->samples.push_back(std::move(sample));
-      } else {
-        ++state->warmup_done;
-      }
-      state->cv.notify_all();
-    });
+    const bool sent = sender->send(
+        slot, id, image.bytes, [state, slot, now, measured](const grpc::Status& status, const v1::ClassifyResponse* r) {
+          const Clock::time_point done = Clock::now();
+          std::lock_guard lock(state->mu);
+          --state->outstanding;
+          state->free_slots.push_back(slot);
+          if (measured) {
+            BenchSample sample;
+            sample.sent_s = seconds_between(state->measure_start, now);
+            sample.done_s = seconds_between(state->measure_start, done);
+            sample.latency_us = std::chrono::duration<double, std::micro>(done - now).count();
+            sample.code = status.error_code();
+            if (r) sample.timing = r->timing();
+            if (!status.ok()) {
+              ++state->errors[status.error_code()];
+              state->error_examples.emplace(status.error_code(), status.error_message());
+            }
+            state->samples.push_back(std::move(sample));
+          } else {
+            ++state->warmup_done;
+          }
+          state->cv.notify_all();
+        });
     if (!sent) {
       std::lock_guard lock(state->mu);
       --state->outstanding;
@@ -473,8 +490,12 @@ int run_bench(const BenchArgs& args) {
   const std::vector<BenchWindow> windows = bench_windows(samples, args.window_s);
   json windows_json = json::array();
   for (const BenchWindow& w : windows) {
-    windows_json.push_back({{"end_s", w.end_s}, {"requests", w.requests}, {"rps", w.rps}, {"p50_ms", w.p50_ms},
-                            {"p99_ms", w.p99_ms}, {"errors", w.errors}});
+    windows_json.push_back({{"end_s", w.end_s},
+                            {"requests", w.requests},
+                            {"rps", w.rps},
+                            {"p50_ms", w.p50_ms},
+                            {"p99_ms", w.p99_ms},
+                            {"errors", w.errors}});
   }
   report["windows"] = windows_json;
 

@@ -13,7 +13,9 @@ namespace {
 class UnarySender : public BenchSender {
  public:
   UnarySender(const Connection& connection, std::shared_ptr<grpc::Channel> channel, BenchCallOptions options)
-      : connection_(connection), channel_(std::move(channel)), stub_(v1::Classifier::NewStub(channel_)),
+      : connection_(connection),
+        channel_(std::move(channel)),
+        stub_(v1::Classifier::NewStub(channel_)),
         options_(std::move(options)) {}
 
   bool send(unsigned, const std::string& request_id, const std::string& image, BenchDone done) override {
@@ -129,8 +131,8 @@ class BenchStream : public grpc::ClientBidiReactor<v1::ClassifyRequest, v1::Clas
       std::lock_guard lock(mu_);
       pending.swap(pending_);
     }
-    const grpc::Status failed = status.ok() ? grpc::Status(grpc::StatusCode::UNKNOWN, "stream ended without an answer")
-                                            : status;
+    const grpc::Status failed =
+        status.ok() ? grpc::Status(grpc::StatusCode::UNKNOWN, "stream ended without an answer") : status;
     for (auto& [id, done] : pending) done(failed, nullptr);
     std::lock_guard lock(mu_);
     finished_ = true;

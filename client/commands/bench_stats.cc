@@ -38,8 +38,10 @@ std::vector<BenchWindow> bench_windows(const std::vector<BenchSample>& samples, 
   for (const BenchSample& s : samples) {
     const size_t i = std::min(count - 1, static_cast<size_t>(std::max(0.0, s.done_s) / window_s));
     ++windows[i].requests;
-    if (s.code == grpc::StatusCode::OK) latencies[i].push_back(s.latency_us);
-    else ++windows[i].errors;
+    if (s.code == grpc::StatusCode::OK)
+      latencies[i].push_back(s.latency_us);
+    else
+      ++windows[i].errors;
   }
   for (size_t i = 0; i < count; ++i) {
     // The last window ends at the last answer, not at its nominal end.

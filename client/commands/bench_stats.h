@@ -18,11 +18,11 @@ namespace tessera::client {
 
 // One measured request.
 struct BenchSample {
-  double sent_s = 0;       // since the measured phase began
+  double sent_s = 0;  // since the measured phase began
   double done_s = 0;
-  double latency_us = 0;   // client side: send to answer
+  double latency_us = 0;  // client side: send to answer
   grpc::StatusCode code = grpc::StatusCode::OK;
-  v1::Timing timing;       // the server's breakdown; set when code is OK
+  v1::Timing timing;  // the server's breakdown; set when code is OK
 };
 
 // Nearest-rank percentile (p in [0, 100]) of `sorted` values; 0 when empty.
@@ -36,7 +36,7 @@ struct BenchWindow {
   double end_s = 0;
   uint64_t requests = 0;  // answered in the window, failures included
   double rps = 0;
-  double p50_ms = 0;      // of the window's successful requests
+  double p50_ms = 0;  // of the window's successful requests
   double p99_ms = 0;
   uint64_t errors = 0;
 };
@@ -49,9 +49,9 @@ std::vector<BenchWindow> bench_windows(const std::vector<BenchSample>& samples, 
 struct BenchPower {
   std::string source;
   double mean_power_w = 0;
-  double energy_j = 0;            // energy the daemon integrated between the snapshots
+  double energy_j = 0;  // energy the daemon integrated between the snapshots
   double energy_per_image_j = 0;
-  std::string method;             // how mean power and energy per image were derived
+  std::string method;  // how mean power and energy per image were derived
 };
 std::optional<BenchPower> bench_power(const v1::TelemetrySnapshot& before, const v1::TelemetrySnapshot& after,
                                       uint64_t ok_images, std::string& reason);

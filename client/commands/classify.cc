@@ -6,10 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,14 +50,12 @@ void print_text(const std::string& file, const v1::ClassifyResponse& response) {
   for (const v1::Class& c : response.classes()) {
     char line[64];
     std::snprintf(line, sizeof line, " %6.2f%%", static_cast<double>(c.score()) * 100.0);
-    std::cout << "  " << ++rank << ". " << c.label() << std::string(width - c.label().size(), ' ')
-              << line << "\n";
+    std::cout << "  " << ++rank << ". " << c.label() << std::string(width - c.label().size(), ' ') << line << "\n";
   }
   const v1::Timing& t = response.timing();
-  std::cout << "  timing: decode " << t.decode_us() << " µs, queue " << t.queue_us()
-            << " µs, inference " << t.inference_us() << " µs (fabric " << t.fabric_us() << " µs, host "
-            << t.host_us() << " µs; modeled fabric " << t.modeled_fabric_us() << " µs), total " << t.total_us()
-            << " µs\n";
+  std::cout << "  timing: decode " << t.decode_us() << " µs, queue " << t.queue_us() << " µs, inference "
+            << t.inference_us() << " µs (fabric " << t.fabric_us() << " µs, host " << t.host_us()
+            << " µs; modeled fabric " << t.modeled_fabric_us() << " µs), total " << t.total_us() << " µs\n";
 }
 
 // CSV field, quoted when it holds a separator, quote or line break.
@@ -107,11 +105,13 @@ CLI::App* add_classify_command(CLI::App& app, ClassifyArgs& args) {
   add_connection_options(cmd, args.connection);
   cmd->add_option("--model", args.model, "Model name (default: the daemon's default model)");
   cmd->add_option("--top-k", args.top_k, "Classes to show per image")
-      ->capture_default_str()->check(CLI::Range(1u, 100000u));
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 100000u));
   cmd->add_flag("--json", args.json, "Print one JSON object per image per line");
   cmd->add_option("--csv", args.csv, "Also write one CSV row per image to this file");
   cmd->add_option("--timeout", args.timeout_s, "Seconds to wait for each answer")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("images", args.images, "Image files, or folders of .jpg/.jpeg/.png files (sorted)")->required();
   return cmd;
 }
@@ -124,7 +124,8 @@ int run_classify(const ClassifyArgs& args) {
   for (const std::string& dir : empty_dirs) {
     std::cerr << "tessera: " << dir << ": no .jpg/.jpeg/.png files in this folder\n";
     if (args.json) {
-      const nlohmann::json out = {{"file", dir}, {"error", {{"code", "NOT_FOUND"}, {"message", "no images in folder"}}}};
+      const nlohmann::json out = {{"file", dir},
+                                  {"error", {{"code", "NOT_FOUND"}, {"message", "no images in folder"}}}};
       std::cout << out.dump() << "\n";
     }
     ++failed;
@@ -196,7 +197,8 @@ int run_classify(const ClassifyArgs& args) {
       for (unsigned k = 0; k < args.top_k; ++k) {
         if (k < static_cast<unsigned>(response.classes_size())) {
           char score[32];
-          std::snprintf(score, sizeof score, "%.6f", static_cast<double>(response.classes(static_cast<int>(k)).score()));
+          std::snprintf(score, sizeof score, "%.6f",
+                        static_cast<double>(response.classes(static_cast<int>(k)).score()));
           csv << "," << csv_field(response.classes(static_cast<int>(k)).label()) << "," << score;
         } else {
           csv << ",,";

@@ -28,34 +28,34 @@ struct ModelsArgs {
 
 struct BenchArgs {
   Connection connection;
-  std::string model;        // empty: the daemon's default
-  std::string images;       // folder of images; "" = <models-dir>/<model>/calibration
+  std::string model;   // empty: the daemon's default
+  std::string images;  // folder of images; "" = <models-dir>/<model>/calibration
   std::string models_dir = "models";
-  unsigned concurrency = 0; // closed loop: requests (unary) or streams (stream) in flight; 0 = 1
-  double rate = 0;          // open loop: requests per second; 0 = closed loop
+  unsigned concurrency = 0;          // closed loop: requests (unary) or streams (stream) in flight; 0 = 1
+  double rate = 0;                   // open loop: requests per second; 0 = closed loop
   std::string arrivals = "poisson";  // open loop spacing: "poisson" or "fixed"
   unsigned max_outstanding = 256;    // open loop: arrivals beyond this many in flight are dropped
-  double duration_s = 0;    // measured seconds; 0 with requests == 0 means 10
-  uint64_t requests = 0;    // measured requests; 0 = by duration
+  double duration_s = 0;             // measured seconds; 0 with requests == 0 means 10
+  uint64_t requests = 0;             // measured requests; 0 = by duration
   double warmup_s = 0;
-  double max_seconds = 600; // hard cap on the measured phase
+  double max_seconds = 600;  // hard cap on the measured phase
   std::string mode = "unary";
   unsigned top_k = 1;
-  double timeout_s = 10;    // per-request deadline
+  double timeout_s = 10;  // per-request deadline
   double window_s = 1;
-  std::string csv;          // per-window rows
+  std::string csv;  // per-window rows
   bool json = false;
 };
 
 struct WatchArgs {
   Connection connection;
   unsigned interval_ms = 1000;
-  unsigned count = 0;       // 0 = until Ctrl-C
+  unsigned count = 0;  // 0 = until Ctrl-C
   bool json = false;
 };
 
 struct FleetArgs {
-  Connection connection;    // TLS and token for every target; `server` unused
+  Connection connection;  // TLS and token for every target; `server` unused
   std::vector<std::string> targets;
   std::string targets_file;
   unsigned timeout_ms = 1000;
@@ -76,14 +76,14 @@ struct EvalArgs {
 };
 
 struct PlanArgs {
-  std::string model;              // a model folder (with model.toml) or an .onnx file
-  std::string board = "zcu102";   // a board profile's name, or "all"
+  std::string model;             // a model folder (with model.toml) or an .onnx file
+  std::string board = "zcu102";  // a board profile's name, or "all"
   bool json = false;
-  std::string compare;            // "", "naive" or "noburst"
-  std::string roofline;           // SVG file to write; "" for none
+  std::string compare;   // "", "naive" or "noburst"
+  std::string roofline;  // SVG file to write; "" for none
   std::string space = "kernel";
   std::string objective = "energy";
-  std::string plan_cache;         // "" = plan::default_plan_cache_dir()
+  std::string plan_cache;  // "" = plan::default_plan_cache_dir()
   bool no_plan_cache = false;
 };
 

@@ -37,8 +37,7 @@ std::shared_ptr<grpc::Channel> make_channel(const Connection& connection, const 
   return grpc::CreateCustomChannel(server, credentials, args);
 }
 
-void prepare_context(grpc::ClientContext& context, const Connection& connection,
-                     std::chrono::microseconds timeout) {
+void prepare_context(grpc::ClientContext& context, const Connection& connection, std::chrono::microseconds timeout) {
   // Metadata rather than CallCredentials: gRPC refuses call credentials on plaintext channels,
   // and a daemon on loopback without TLS may still want the token.
   if (!connection.token.empty()) context.AddMetadata("authorization", "Bearer " + connection.token);
@@ -93,9 +92,7 @@ nlohmann::json to_json(const v1::ModelInfo& model) {
   return {{"name", model.name()},
           {"format", model.format()},
           {"input",
-           {{"width", model.input_width()},
-            {"height", model.input_height()},
-            {"channels", model.input_channels()}}},
+           {{"width", model.input_width()}, {"height", model.input_height()}, {"channels", model.input_channels()}}},
           {"labels", std::vector<std::string>(model.labels().begin(), model.labels().end())},
           {"precision", model.precision()},
           {"device", model.device()}};
@@ -108,13 +105,14 @@ nlohmann::json error_json(const grpc::Status& status) {
 nlohmann::json to_json(const v1::TelemetrySnapshot& s) {
   using nlohmann::json;
   auto stage_json = [](const v1::StageLatency& l) {
-    return json{{"stage", l.stage()}, {"p50_us", l.p50_us()}, {"p90_us", l.p90_us()},
+    return json{{"stage", l.stage()},   {"p50_us", l.p50_us()}, {"p90_us", l.p90_us()},
                 {"p99_us", l.p99_us()}, {"max_us", l.max_us()}, {"count", l.count()}};
   };
   json models = json::array();
   for (const v1::ModelTelemetry& m : s.models()) {
     json batches = json::array();
-    for (const v1::BatchSizeCount& b : m.batch_sizes()) batches.push_back({{"size", b.size()}, {"batches", b.batches()}});
+    for (const v1::BatchSizeCount& b : m.batch_sizes())
+      batches.push_back({{"size", b.size()}, {"batches", b.batches()}});
     json latency = json::array();
     for (const v1::StageLatency& l : m.latency()) latency.push_back(stage_json(l));
     models.push_back({{"name", m.name()},

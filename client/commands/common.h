@@ -40,8 +40,7 @@ inline std::shared_ptr<grpc::Channel> make_channel(const Connection& connection)
 
 // Prepares a call: the bearer token as `authorization: Bearer <token>` metadata and a deadline
 // `timeout` from now (none when timeout is zero).
-void prepare_context(grpc::ClientContext& context, const Connection& connection,
-                     std::chrono::microseconds timeout);
+void prepare_context(grpc::ClientContext& context, const Connection& connection, std::chrono::microseconds timeout);
 
 // "INVALID_ARGUMENT"
 const char* grpc_code_name(grpc::StatusCode code);

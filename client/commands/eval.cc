@@ -14,7 +14,9 @@ namespace tessera::client {
 
 CLI::App* add_eval_command(CLI::App& app, EvalArgs& args) {
   CLI::App* cmd = app.add_subcommand("eval", "top-1 accuracy of a model on a dataset (offline, no daemon)");
-  cmd->add_option("--model", args.model_dir, "model folder (with model.toml)")->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--model", args.model_dir, "model folder (with model.toml)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--dataset", args.dataset, "dataset: fashion-mnist")->check(CLI::IsMember({"fashion-mnist"}));
   cmd->add_option("--data-dir", args.data_dir, "where the dataset's files are");
   cmd->add_option("--precision", args.precision, "fp32 (host float path) or int8 (fabric + host)")
@@ -95,8 +97,9 @@ int run_eval(const EvalArgs& args) {
     }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("top-1: %.2f%% (%zu/%zu), %s, %.1f images/s\n", 100.0 * static_cast<double>(correct) / static_cast<double>(count),
-              correct, count, precision_name(*precision), static_cast<double>(count) / seconds);
+  std::printf("top-1: %.2f%% (%zu/%zu), %s, %.1f images/s\n",
+              100.0 * static_cast<double>(correct) / static_cast<double>(count), correct, count,
+              precision_name(*precision), static_cast<double>(count) / seconds);
   return 0;
 }
 

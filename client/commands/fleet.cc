@@ -53,12 +53,10 @@ BoardRow query(Target& target, const Connection& connection, std::chrono::millis
   v1::TelemetrySnapshot snapshot;
   v1::ListModelsResponse models;
   std::promise<grpc::Status> telemetry_done, models_done;
-  target.telemetry->async()->GetTelemetry(&telemetry_context, &telemetry_request, &snapshot, [&](grpc::Status s) {
-    telemetry_done.set_value(std::move(s));
-  });
-  target.classifier->async()->ListModels(&models_context, &models_request, &models, [&](grpc::Status s) {
-    models_done.set_value(std::move(s));
-  });
+  target.telemetry->async()->GetTelemetry(&telemetry_context, &telemetry_request, &snapshot,
+                                          [&](grpc::Status s) { telemetry_done.set_value(std::move(s)); });
+  target.classifier->async()->ListModels(&models_context, &models_request, &models,
+                                         [&](grpc::Status s) { models_done.set_value(std::move(s)); });
   const grpc::Status telemetry_status = telemetry_done.get_future().get();
   const grpc::Status models_status = models_done.get_future().get();
   if (!telemetry_status.ok() && !models_status.ok()) {
@@ -92,11 +90,16 @@ BoardRow query(Target& target, const Connection& connection, std::chrono::millis
 nlohmann::json row_json(const BoardRow& r) {
   using nlohmann::json;
   auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
-  return {{"target", r.target},   {"up", r.up},
-          {"reason", r.reason},   {"ready", r.ready},
-          {"device", r.device},   {"models", r.models},
-          {"images_per_second", r.images_per_second}, {"power_watts", opt(r.power_w)},
-          {"temperature_c", opt(r.temperature_c)},    {"p99_total_us", opt(r.p99_us)}};
+  return {{"target", r.target},
+          {"up", r.up},
+          {"reason", r.reason},
+          {"ready", r.ready},
+          {"device", r.device},
+          {"models", r.models},
+          {"images_per_second", r.images_per_second},
+          {"power_watts", opt(r.power_w)},
+          {"temperature_c", opt(r.temperature_c)},
+          {"p99_total_us", opt(r.p99_us)}};
 }
 
 std::string or_na(const std::optional<double>& v, const char* fmt) {
@@ -108,9 +111,16 @@ std::string or_na(const std::optional<double>& v, const char* fmt) {
 
 std::string render(const std::vector<BoardRow>& rows) {
   using A = TextTable::Align;
-  TextTable table({{"target", A::kLeft}, {"state", A::kLeft}, {"ready", A::kLeft}, {"device", A::kLeft},
-                   {"models", A::kLeft}, {"images/s", A::kRight}, {"power", A::kRight}, {"temp", A::kRight},
-                   {"p99", A::kRight}, {"note", A::kLeft}});
+  TextTable table({{"target", A::kLeft},
+                   {"state", A::kLeft},
+                   {"ready", A::kLeft},
+                   {"device", A::kLeft},
+                   {"models", A::kLeft},
+                   {"images/s", A::kRight},
+                   {"power", A::kRight},
+                   {"temp", A::kRight},
+                   {"p99", A::kRight},
+                   {"note", A::kLeft}});
   for (const BoardRow& r : rows) {
     std::string models;
     for (const std::string& m : r.models) models += (models.empty() ? "" : ",") + m;
@@ -162,9 +172,11 @@ CLI::App* add_fleet_command(CLI::App& app, FleetArgs& args) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--token", args.connection.token, "Bearer token sent to every board")->envname("TESSERA_TOKEN");
   cmd->add_option("--timeout-ms", args.timeout_ms, "Deadline of each board's answer")
-      ->check(CLI::Range(1u, 600000u))->capture_default_str();
+      ->check(CLI::Range(1u, 600000u))
+      ->capture_default_str();
   cmd->add_option("--interval", args.interval_s, "Seconds between refreshes")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--once", args.once, "Print one table and exit");
   cmd->add_flag("--json", args.json, "JSON: one object per refresh per line");
   return cmd;
@@ -195,7 +207,8 @@ int run_fleet(const FleetArgs& args) {
     }
     std::vector<BoardRow> rows;
     for (auto& a : answers) rows.push_back(a.get());
-    const size_t up = static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const BoardRow& r) { return r.up; }));
+    const size_t up =
+        static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const BoardRow& r) { return r.up; }));
     exit_code = up > 0 ? 0 : 1;
     if (args.json) {
       nlohmann::json boards = nlohmann::json::array();

@@ -12,7 +12,8 @@ CLI::App* add_models_command(CLI::App& app, ModelsArgs& args) {
   add_connection_options(cmd, args.connection);
   cmd->add_flag("--json", args.json, "Print JSON");
   cmd->add_option("--timeout", args.timeout_s, "Seconds to wait for the answer")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return cmd;
 }
 
@@ -36,10 +37,9 @@ int run_models(const ModelsArgs& args) {
   bool first = true;
   for (const v1::ModelInfo& model : response.models()) {
     std::cout << model.name() << (first ? "  (default)" : "") << "\n"
-              << "  " << model.format() << ", input " << model.input_channels() << "x"
-              << model.input_height() << "x" << model.input_width() << " (CxHxW), "
-              << model.labels_size() << " classes, " << model.precision() << " on " << model.device()
-              << "\n  labels:";
+              << "  " << model.format() << ", input " << model.input_channels() << "x" << model.input_height() << "x"
+              << model.input_width() << " (CxHxW), " << model.labels_size() << " classes, " << model.precision()
+              << " on " << model.device() << "\n  labels:";
     for (int i = 0; i < model.labels_size(); ++i) std::cout << (i ? ", " : " ") << model.labels(i);
     std::cout << "\n";
     first = false;

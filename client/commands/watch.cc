@@ -40,9 +40,9 @@ std::string render(const v1::TelemetrySnapshot& s, const std::string& server, un
   out << "device       " << s.device_kind() << "  " << s.device_name();
   if (!s.board().empty()) out << "  board " << s.board();
   out << "\n";
-  out << "power        " << (s.has_power_watts() ? format("%.3f W", s.power_watts()) + " (" + s.power_source() + ")" : "n/a")
-      << "   energy " << format("%.2f J", s.energy_joules())
-      << "   temperature "
+  out << "power        "
+      << (s.has_power_watts() ? format("%.3f W", s.power_watts()) + " (" + s.power_source() + ")" : "n/a")
+      << "   energy " << format("%.2f J", s.energy_joules()) << "   temperature "
       << (s.has_temperature_c() ? format("%.1f °C", s.temperature_c()) + " (" + s.temperature_source() + ")" : "n/a")
       << "\n";
   for (const auto& [rail, watts] : s.rails_watts()) out << "  rail " << rail << format("  %.3f W", watts) << "\n";
@@ -85,7 +85,8 @@ CLI::App* add_watch_command(CLI::App& app, WatchArgs& args) {
   CLI::App* cmd = app.add_subcommand("watch", "Watch the daemon's telemetry live (power, throughput, latency)");
   add_connection_options(cmd, args.connection);
   cmd->add_option("--interval", args.interval_ms, "Milliseconds between snapshots (the daemon clamps to 50..60000)")
-      ->check(CLI::Range(1u, 3600000u))->capture_default_str();
+      ->check(CLI::Range(1u, 3600000u))
+      ->capture_default_str();
   cmd->add_option("--count", args.count, "Stop after this many snapshots (0: until Ctrl-C)")->capture_default_str();
   cmd->add_flag("--json", args.json, "Print one JSON object per snapshot per line");
   return cmd;
@@ -121,8 +122,10 @@ int run_watch(const WatchArgs& args) {
     if (args.json) {
       std::cout << to_json(snapshot).dump() << std::endl;
     } else {
-      if (tty) std::cout << "\033[H\033[2J";
-      else if (received > 1) std::cout << "\n";
+      if (tty)
+        std::cout << "\033[H\033[2J";
+      else if (received > 1)
+        std::cout << "\n";
       std::cout << render(snapshot, args.connection.server, received) << std::flush;
     }
     if (args.count > 0 && received >= args.count) {

@@ -16,14 +16,14 @@ enum class CompareKind { kNone, kNaive, kNoBurst };
 const char* compare_kind_name(CompareKind kind);
 
 struct PlanReport {
-  std::string model;            // the model's name (model.toml's, the file's stem, or <name>/model.onnx's folder)
-  std::string source;           // the path as given on the command line
-  std::string fabric_summary;   // what runs on the fabric and what on the host
-  plan::BoardProfile board;     // the profile as loaded (the plan's may be empty without fabric layers)
-  plan::ModelPlan plan;         // burst-aware plan with the requested options
-  bool from_cache = false;      // the plan's choices came from the plan cache
-  std::string cache_dir;        // "" when the cache is off or memory-only
-  double wall_ms = 0;           // import + compile + search, as this run saw it
+  std::string model;           // the model's name (model.toml's, the file's stem, or <name>/model.onnx's folder)
+  std::string source;          // the path as given on the command line
+  std::string fabric_summary;  // what runs on the fabric and what on the host
+  plan::BoardProfile board;    // the profile as loaded (the plan's may be empty without fabric layers)
+  plan::ModelPlan plan;        // burst-aware plan with the requested options
+  bool from_cache = false;     // the plan's choices came from the plan cache
+  std::string cache_dir;       // "" when the cache is off or memory-only
+  double wall_ms = 0;          // import + compile + search, as this run saw it
   // kNaive: the naive-tiling plan (seeds/000); kNoBurst: the plan chosen with the volume-only
   // DRAM model, rescored with the burst-aware one (TSO, seeds/002). Same layers as `plan`.
   CompareKind compare = CompareKind::kNone;

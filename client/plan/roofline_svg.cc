@@ -89,18 +89,20 @@ void grid_and_ticks(std::string& svg, const Axes& a) {
                   kBottom + 18, decade_label(e).c_str());
   }
   for (int e = a.y0; e <= a.y1; ++e) {
-    svg += format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", kLeft - 8,
-                  a.py(std::pow(10.0, e)) + 4, decade_label(e).c_str());
+    svg += format("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", kLeft - 8, a.py(std::pow(10.0, e)) + 4,
+                  decade_label(e).c_str());
   }
   svg += "</g>\n";
   svg += format("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#000000\"/>\n",
                 kLeft, kTop, kRight - kLeft, kBottom - kTop);
-  svg += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"14\" text-anchor=\"middle\">"
-                "operational intensity (ops/byte = 2 x MACs / DDR bytes)</text>\n",
-                (kLeft + kRight) / 2, kBottom + 45);
-  svg += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"14\" text-anchor=\"middle\" "
-                "transform=\"rotate(-90 %.1f %.1f)\">performance (GOP/s)</text>\n",
-                kLeft - 55, (kTop + kBottom) / 2, kLeft - 55, (kTop + kBottom) / 2);
+  svg += format(
+      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"14\" text-anchor=\"middle\">"
+      "operational intensity (ops/byte = 2 x MACs / DDR bytes)</text>\n",
+      (kLeft + kRight) / 2, kBottom + 45);
+  svg += format(
+      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"14\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 %.1f %.1f)\">performance (GOP/s)</text>\n",
+      kLeft - 55, (kTop + kBottom) / 2, kLeft - 55, (kTop + kBottom) / 2);
 }
 
 void roofs(std::string& svg, const Axes& a, double peak, double bandwidth) {
@@ -123,11 +125,12 @@ void roofs(std::string& svg, const Axes& a, double peak, double bandwidth) {
     // Along the bandwidth roof, a third of the way up, at the line's on-screen angle.
     const double lx = std::pow(10.0, std::log10(bx0) + (std::log10(ridge) - std::log10(bx0)) * 0.35);
     const double x = a.px(lx), y = a.py(bandwidth * lx);
-    const double angle = std::atan2(a.py(peak) - a.py(bandwidth * bx0), a.px(ridge) - a.px(bx0)) * 180 /
-                         std::numbers::pi;
-    svg += format("<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(%.1f %.1f %.1f)\">"
-                  "DDR roof %.1f GB/s</text>\n",
-                  x, y - 6, angle, x, y - 6, bandwidth);
+    const double angle =
+        std::atan2(a.py(peak) - a.py(bandwidth * bx0), a.px(ridge) - a.px(bx0)) * 180 / std::numbers::pi;
+    svg += format(
+        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" transform=\"rotate(%.1f %.1f %.1f)\">"
+        "DDR roof %.1f GB/s</text>\n",
+        x, y - 6, angle, x, y - 6, bandwidth);
   }
 }
 
@@ -150,8 +153,8 @@ void points_svg(std::string& svg, const Axes& a, const std::vector<Point>& point
   std::vector<Label> labels;
   for (const Point& p : points) {
     const double x = a.px(p.at.intensity), y = a.py(p.at.gops);
-    auto same = std::find_if(labels.begin(), labels.end(),
-                             [&](const Label& l) { return std::hypot(l.x - x, l.y - y) < 3.0; });
+    auto same =
+        std::find_if(labels.begin(), labels.end(), [&](const Label& l) { return std::hypot(l.x - x, l.y - y) < 3.0; });
     if (same == labels.end()) {
       labels.push_back({x, y, {p.index}});
     } else {
@@ -175,17 +178,20 @@ void legend(std::string& svg, size_t conv, size_t omitted) {
   const double x = kRight + 20;
   double y = kTop + 10;
   svg += "<g class=\"legend\" font-size=\"12\">\n";
-  svg += format("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#000000\" stroke-width=\"0.5\"/>"
-                "<text x=\"%.1f\" y=\"%.1f\">compute-bound conv</text>\n",
-                x + 6, y, kComputeColour, x + 18, y + 4);
+  svg += format(
+      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#000000\" stroke-width=\"0.5\"/>"
+      "<text x=\"%.1f\" y=\"%.1f\">compute-bound conv</text>\n",
+      x + 6, y, kComputeColour, x + 18, y + 4);
   y += 22;
-  svg += format("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#000000\" stroke-width=\"0.5\"/>"
-                "<text x=\"%.1f\" y=\"%.1f\">memory-bound conv</text>\n",
-                x + 6, y, kMemoryColour, x + 18, y + 4);
+  svg += format(
+      "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#000000\" stroke-width=\"0.5\"/>"
+      "<text x=\"%.1f\" y=\"%.1f\">memory-bound conv</text>\n",
+      x + 6, y, kMemoryColour, x + 18, y + 4);
   y += 22;
-  svg += format("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
-                "<text x=\"%.1f\" y=\"%.1f\">roofs (compute, DDR)</text>\n",
-                x, y, x + 12, y, kRoofColour, x + 18, y + 4);
+  svg += format(
+      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
+      "<text x=\"%.1f\" y=\"%.1f\">roofs (compute, DDR)</text>\n",
+      x, y, x + 12, y, kRoofColour, x + 18, y + 4);
   y += 30;
   svg += format("<text x=\"%.1f\" y=\"%.1f\">%zu conv layers, labelled</text>\n", x, y, conv);
   svg += format("<text x=\"%.1f\" y=\"%.1f\">by layer index (tessera plan)</text>\n", x, y + 16);
@@ -208,16 +214,18 @@ std::string roofline_svg(const PlanReport& r) {
   }
   const Axes axes = make_axes(points, peak, bandwidth);
   std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  svg += format("<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
-                "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n",
-                kWidth, kHeight, kWidth, kHeight);
+  svg += format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
+      "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\">\n",
+      kWidth, kHeight, kWidth, kHeight);
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   svg += format("<text x=\"%.1f\" y=\"30\" font-size=\"18\" text-anchor=\"middle\">Roofline: %s on %s</text>\n",
                 kWidth / 2, xml_escape(r.model).c_str(), xml_escape(r.board.name).c_str());
-  svg += format("<text x=\"%.1f\" y=\"52\" font-size=\"12\" text-anchor=\"middle\">%.0f MHz, space %s, objective %s, "
-                "DRAM model %s; per image, modeled from the board profile</text>\n",
-                kWidth / 2, r.board.fabric_clock_mhz, plan::search_space_name(p.options.space),
-                plan::objective_name(p.options.objective), plan::dram_model_name(p.options.dram));
+  svg += format(
+      "<text x=\"%.1f\" y=\"52\" font-size=\"12\" text-anchor=\"middle\">%.0f MHz, space %s, objective %s, "
+      "DRAM model %s; per image, modeled from the board profile</text>\n",
+      kWidth / 2, r.board.fabric_clock_mhz, plan::search_space_name(p.options.space),
+      plan::objective_name(p.options.objective), plan::dram_model_name(p.options.dram));
   grid_and_ticks(svg, axes);
   roofs(svg, axes, peak, bandwidth);
   points_svg(svg, axes, points, r);

@@ -3,8 +3,8 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -37,8 +37,7 @@ BearerTokens::Digest BearerTokens::digest(std::string_view token) {
 Result<BearerTokens> BearerTokens::load(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    return Status::invalid_argument("cannot read the auth tokens file " + file.string() + ": " +
-                                    std::strerror(errno));
+    return Status::invalid_argument("cannot read the auth tokens file " + file.string() + ": " + std::strerror(errno));
   }
   BearerTokens tokens;
   std::string line;

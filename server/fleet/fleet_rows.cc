@@ -31,9 +31,12 @@ json model_names(const json& telemetry) {
 
 // A row with every field, nothing known yet.
 json empty_row(const std::string& target) {
-  return {{"target", target},      {"self", false},           {"reachable", false},     {"ready", false},
-          {"device_kind", nullptr}, {"board", nullptr},         {"models", json::array()}, {"images_per_second", nullptr},
-          {"power_watts", nullptr}, {"temperature_c", nullptr}, {"queue_depth", nullptr},  {"p99_us", nullptr},
+  return {{"target", target},        {"self", false},
+          {"reachable", false},      {"ready", false},
+          {"device_kind", nullptr},  {"board", nullptr},
+          {"models", json::array()}, {"images_per_second", nullptr},
+          {"power_watts", nullptr},  {"temperature_c", nullptr},
+          {"queue_depth", nullptr},  {"p99_us", nullptr},
           {"error", nullptr}};
 }
 

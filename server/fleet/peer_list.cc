@@ -49,9 +49,8 @@ Result<std::vector<PeerAddress>> parse_peers(std::string_view text) {
     text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
     if (entry.empty()) continue;
     TESSERA_ASSIGN_OR_RETURN(PeerAddress peer, parse_peer(entry));
-    const bool seen = std::any_of(peers.begin(), peers.end(), [&](const PeerAddress& p) {
-      return p.host == peer.host && p.port == peer.port;
-    });
+    const bool seen = std::any_of(peers.begin(), peers.end(),
+                                  [&](const PeerAddress& p) { return p.host == peer.host && p.port == peer.port; });
     if (seen) return Status::invalid_argument("peer '" + peer.target + "' is listed twice");
     peers.push_back(std::move(peer));
   }

@@ -38,9 +38,9 @@ Result<std::vector<uint8_t>> base64_decode(std::string_view text) {
       continue;
     }
     if (v == kBad || padding > 0) {
-      return Status::invalid_argument("not valid base64: " +
-                                      std::string(padding > 0 ? "data after '=' padding" : "unexpected character") +
-                                      " at offset " + std::to_string(i));
+      return Status::invalid_argument(
+          "not valid base64: " + std::string(padding > 0 ? "data after '=' padding" : "unexpected character") +
+          " at offset " + std::to_string(i));
     }
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;

@@ -74,8 +74,8 @@ Status decode_typed(InferInput& input, const InputLayout& layout, const InferTen
       pixels.reserve(static_cast<size_t>(c.uint_contents_size()));
       for (int i = 0; i < c.uint_contents_size(); ++i) {
         if (c.uint_contents(i) > 255) {
-          return Status::invalid_argument(field + ".uint_contents[" + std::to_string(i) + "]: " +
-                                          std::to_string(c.uint_contents(i)) + " is not a UINT8 value");
+          return Status::invalid_argument(field + ".uint_contents[" + std::to_string(i) +
+                                          "]: " + std::to_string(c.uint_contents(i)) + " is not a UINT8 value");
         }
         pixels.push_back(static_cast<uint8_t>(c.uint_contents(i)));
       }
@@ -103,8 +103,7 @@ Status decode_raw(InferInput& input, const InputLayout& layout, std::string_view
                                         std::to_string(layout.elements * 4));
       }
       return set_float_tensor(input, layout, floats_from_raw(raw), field);
-    case InputKind::kPixels:
-      return set_pixels(input, layout, {raw.begin(), raw.end()}, field);
+    case InputKind::kPixels: return set_pixels(input, layout, {raw.begin(), raw.end()}, field);
   }
   return Status::internal("unreachable input kind");
 }
@@ -134,8 +133,8 @@ Result<InferRequest> decode_infer_request(const ModelInferRequest& request, cons
                                           const DecodeLimits& limits) {
   TESSERA_RETURN_IF_ERROR(check_model_version(model, request.model_version()));
   if (request.inputs_size() != 1) {
-    return Status::invalid_argument("inputs: " + std::to_string(request.inputs_size()) +
-                                    " tensors; model '" + model.name + "' takes exactly one");
+    return Status::invalid_argument("inputs: " + std::to_string(request.inputs_size()) + " tensors; model '" +
+                                    model.name + "' takes exactly one");
   }
   const auto& tensor = request.inputs(0);
   const bool raw = request.raw_input_contents_size() > 0;

@@ -50,8 +50,8 @@ Status decode_data(InferInput& input, const InputLayout& layout, const json& dat
   elements.reserve(layout.elements);
   TESSERA_RETURN_IF_ERROR(flatten(data, std::max<size_t>(rank, 1), elements, field));
   if (elements.size() != layout.elements) {
-    return field_error(field, std::to_string(elements.size()) + " elements; the shape needs " +
-                                  std::to_string(layout.elements));
+    return field_error(
+        field, std::to_string(elements.size()) + " elements; the shape needs " + std::to_string(layout.elements));
   }
   switch (layout.kind) {
     case InputKind::kEncodedImage: {
@@ -149,9 +149,10 @@ Result<RequestedOutput> decode_output(const json& out, size_t index, const Model
   if (k == params->end()) return requested;
   const std::string k_field = field + ".parameters.classification";
   if (!k->is_number_integer()) return field_error(k_field, "must be an integer");
-  const int64_t count = k->is_number_unsigned() ? static_cast<int64_t>(std::min<uint64_t>(
-                                                      k->get<uint64_t>(), std::numeric_limits<int64_t>::max()))
-                                                : k->get<int64_t>();
+  const int64_t count =
+      k->is_number_unsigned()
+          ? static_cast<int64_t>(std::min<uint64_t>(k->get<uint64_t>(), std::numeric_limits<int64_t>::max()))
+          : k->get<int64_t>();
   TESSERA_ASSIGN_OR_RETURN(requested.classification, classification_count(count, k_field, model));
   return requested;
 }
@@ -172,8 +173,8 @@ Result<InferRequest> decode_infer_request_json(const json& body, const ModelSign
   const auto inputs = body.find("inputs");
   if (inputs == body.end() || !inputs->is_array()) return field_error("inputs", "missing or not an array");
   if (inputs->size() != 1) {
-    return field_error("inputs", std::to_string(inputs->size()) + " tensors; model '" + model.name +
-                                     "' takes exactly one");
+    return field_error("inputs",
+                       std::to_string(inputs->size()) + " tensors; model '" + model.name + "' takes exactly one");
   }
   TESSERA_RETURN_IF_ERROR(decode_input(request.input, (*inputs)[0], model, limits));
 

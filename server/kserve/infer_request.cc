@@ -46,8 +46,8 @@ std::string shape_string(std::span<const int64_t> shape) {
   return s + "]";
 }
 
-Result<InputLayout> input_layout(std::string_view datatype, std::span<const int64_t> shape,
-                                 const ModelSignature& model, const DecodeLimits& limits) {
+Result<InputLayout> input_layout(std::string_view datatype, std::span<const int64_t> shape, const ModelSignature& model,
+                                 const DecodeLimits& limits) {
   for (int64_t d : shape) {
     if (d < 0) return shape_error(shape, "has a negative dimension");
   }
@@ -67,8 +67,8 @@ Result<InputLayout> input_layout(std::string_view datatype, std::span<const int6
                                     " (or [C,H,W] without the batch dimension)");
     }
     layout.kind = InputKind::kFloatTensor;
-    layout.elements = static_cast<size_t>(model.channels) * static_cast<size_t>(model.height) *
-                      static_cast<size_t>(model.width);
+    layout.elements =
+        static_cast<size_t>(model.channels) * static_cast<size_t>(model.height) * static_cast<size_t>(model.width);
     return layout;
   }
   if (datatype == kUint8) {

@@ -74,19 +74,17 @@ struct InputLayout {
   int width = 0;
   int channels = 0;
 };
-Result<InputLayout> input_layout(std::string_view datatype, std::span<const int64_t> shape,
-                                 const ModelSignature& model, const DecodeLimits& limits);
+Result<InputLayout> input_layout(std::string_view datatype, std::span<const int64_t> shape, const ModelSignature& model,
+                                 const DecodeLimits& limits);
 
 // A BYTES element holding an image: not empty, at most limits.max_bytes, JPEG or PNG magic.
-Status check_encoded_image(std::span<const uint8_t> bytes, std::string_view field,
-                           const DecodeLimits& limits);
+Status check_encoded_image(std::span<const uint8_t> bytes, std::string_view field, const DecodeLimits& limits);
 
 // Fill input.tensor / input.pixels from flattened elements, checking their count against
 // `layout` (and, for FP32, that every value is finite). Errors are prefixed with `field`.
 Status set_float_tensor(InferInput& input, const InputLayout& layout, std::vector<float> values,
                         std::string_view field);
-Status set_pixels(InferInput& input, const InputLayout& layout, std::vector<uint8_t> values,
-                  std::string_view field);
+Status set_pixels(InferInput& input, const InputLayout& layout, std::vector<uint8_t> values, std::string_view field);
 
 // K of a "classification" parameter, capped at the model's classes; K < 1 is an error.
 Result<int> classification_count(int64_t k, std::string_view field, const ModelSignature& model);

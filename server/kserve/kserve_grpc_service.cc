@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "server/auth/grpc_auth.h"
 #include "server/inference_queue.h"
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/infer_response.h"
@@ -12,7 +13,6 @@
 #include "server/kserve/serving.h"
 #include "server/model_repository.h"
 #include "server/request_log.h"
-#include "server/auth/grpc_auth.h"
 #include "server/status_mapping.h"
 
 namespace tessera::kserve {
@@ -34,8 +34,7 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveGrpcService::KserveGrpcService(const ModelRepository& models, InferenceQueue& queue,
-                                     const BearerTokens* tokens)
+KserveGrpcService::KserveGrpcService(const ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens)
     : models_(models), queue_(queue), tokens_(tokens) {}
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerContext* context,

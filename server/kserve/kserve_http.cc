@@ -107,7 +107,8 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   const auto not_ready = [] { return error_response(400, "not ready: the server is shutting down"); };
 
   if (path == "/v2") {
-    return reply(get ? make_json_response(200, server_metadata_json(server_version())) : method_not_allowed("GET, HEAD"));
+    return reply(get ? make_json_response(200, server_metadata_json(server_version()))
+                     : method_not_allowed("GET, HEAD"));
   }
   if (path == "/v2/health/live") {
     return reply(get ? make_json_response(200, {{"live", true}}) : method_not_allowed("GET, HEAD"));
@@ -129,8 +130,8 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   auto model = find_model(models_, parsed->model, parsed->version);
   if (!model) return reply(error_response(model.status()));
   if (parsed->action == "ready") {
-    return reply(in_flight_.draining() ? not_ready() : make_json_response(200, {{"name", model->signature.name},
-                                                                                 {"ready", true}}));
+    return reply(in_flight_.draining() ? not_ready()
+                                       : make_json_response(200, {{"name", model->signature.name}, {"ready", true}}));
   }
   reply(make_json_response(200, model_metadata_json(model->signature)));
 }
@@ -171,10 +172,9 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   job.received = received;
   // This view dies with the request's handling; the callback holds only what lives longer.
   job.done = [in_flight = &in_flight_, respond, pending, request_id](Result<ClassifyResult> result) {
-    HttpResponse res =
-        result ? make_json_response(200, infer_response_json(pending->request, pending->model.signature,
-                                                             result->probabilities))
-               : error_response(result.status());
+    HttpResponse res = result ? make_json_response(200, infer_response_json(pending->request, pending->model.signature,
+                                                                            result->probabilities))
+                              : error_response(result.status());
     res.set("X-Request-Id", request_id);
     respond(std::move(res));
     in_flight->end();

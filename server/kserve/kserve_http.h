@@ -31,8 +31,7 @@ class KserveHttp {
   void handle(HttpRequest request, HttpResponder respond);
 
  private:
-  void infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name,
-             const std::string& version);
+  void infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name, const std::string& version);
 
   const ModelRepository& models_;
   InferenceQueue& queue_;

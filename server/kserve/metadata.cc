@@ -24,9 +24,7 @@ void fill(inference::ModelMetadataResponse::TensorMetadata* out, const TensorInf
   for (int64_t d : t.shape) out->add_shape(d);
 }
 
-nlohmann::json to_json(const TensorInfo& t) {
-  return {{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}};
-}
+nlohmann::json to_json(const TensorInfo& t) { return {{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}}; }
 
 std::vector<std::string> versions(const ModelSignature& m) {
   if (m.version.empty()) return {};

@@ -35,14 +35,22 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
   if (c < 0x80) return 1;
   size_t n = 0;
   unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c == 0xE0) n = 3, lo = 0xA0;
-  else if (c == 0xED) n = 3, hi = 0x9F;
-  else if (c >= 0xE1 && c <= 0xEF) n = 3;
-  else if (c == 0xF0) n = 4, lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3) n = 4;
-  else if (c == 0xF4) n = 4, hi = 0x8F;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c == 0xE0)
+    n = 3, lo = 0xA0;
+  else if (c == 0xED)
+    n = 3, hi = 0x9F;
+  else if (c >= 0xE1 && c <= 0xEF)
+    n = 3;
+  else if (c == 0xF0)
+    n = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3)
+    n = 4;
+  else if (c == 0xF4)
+    n = 4, hi = 0x8F;
+  else
+    return 0;
   if (i + n > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
   for (size_t k = 2; k < n; ++k) {
     if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
@@ -72,10 +80,14 @@ std::string escape(std::string_view s, bool quote) {
   std::string out;
   out.reserve(s.size());
   for (const char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else if (c == '"' && quote) out += "\\\"";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '"' && quote)
+      out += "\\\"";
+    else
+      out += c;
   }
   return out;
 }
@@ -114,8 +126,8 @@ bool is_valid_metric_name(std::string_view name) {
   if (name.empty()) return false;
   for (size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-                    (i > 0 && c >= '0' && c <= '9');
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' || (i > 0 && c >= '0' && c <= '9');
     if (!ok) return false;
   }
   return true;
@@ -253,8 +265,10 @@ Metric& Family<Metric>::with(const Labels& labels) {
   std::lock_guard lock(mu_);
   auto& child = children_[std::move(values)];
   if (!child) {
-    if constexpr (std::is_same_v<Metric, Histogram>) child = std::make_unique<Histogram>(bounds_);
-    else child = std::make_unique<Metric>();
+    if constexpr (std::is_same_v<Metric, Histogram>)
+      child = std::make_unique<Histogram>(bounds_);
+    else
+      child = std::make_unique<Metric>();
   }
   return *child;
 }
@@ -275,8 +289,7 @@ void Family<Metric>::expose_to(std::string& out) const {
       const std::vector<std::uint64_t> counts = child->cumulative_counts();
       for (size_t i = 0; i < counts.size(); ++i) {
         const std::string le = i < bounds_.size() ? format_value(bounds_[i]) : "+Inf";
-        append_sample(out, name() + "_bucket", label_block(label_names(), *values, le),
-                      static_cast<double>(counts[i]));
+        append_sample(out, name() + "_bucket", label_block(label_names(), *values, le), static_cast<double>(counts[i]));
       }
       const std::string labels = label_block(label_names(), *values);
       append_sample(out, name() + "_sum", labels, child->sum());
@@ -293,7 +306,8 @@ template class Family<Histogram>;
 
 CounterFamily& Registry::counter(const std::string& name, const std::string& help,
                                  const std::vector<std::string>& label_names) {
-  return static_cast<CounterFamily&>(add(std::make_unique<CounterFamily>(name, help, MetricType::kCounter, label_names)));
+  return static_cast<CounterFamily&>(
+      add(std::make_unique<CounterFamily>(name, help, MetricType::kCounter, label_names)));
 }
 
 GaugeFamily& Registry::gauge(const std::string& name, const std::string& help,

@@ -90,8 +90,7 @@ std::string unique_key(const Map& map, std::string key, const std::string& suffi
 }
 
 // Reads the rails of one power monitor directory into `reading`.
-void read_monitor(const fs::path& dir, const std::string& monitor, const std::string& instance,
-                  PowerReading& reading) {
+void read_monitor(const fs::path& dir, const std::string& monitor, const std::string& instance, PowerReading& reading) {
   std::map<int, bool> channels;  // index -> has power<i>_input
   for (const auto& [i, path] : list_numbered(dir, "power", "_input")) channels[i] = true;
   for (const auto& [i, path] : list_numbered(dir, "curr", "_input")) channels.emplace(i, false);

@@ -18,7 +18,7 @@
 namespace tessera::telemetry {
 
 struct HwmonOptions {
-  std::filesystem::path root = "/sys";                // sysfs mount point
+  std::filesystem::path root = "/sys";               // sysfs mount point
   std::vector<std::string> name_prefixes = {"ina"};  // hwmon `name`s that count as power monitors
 };
 

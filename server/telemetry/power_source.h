@@ -14,11 +14,11 @@ namespace tessera::telemetry {
 
 // One reading of a source. Fields a source does not measure are absent.
 struct PowerReading {
-  std::optional<double> watts;                  // total board power
-  std::optional<double> temperature_c;          // the hottest zone/sensor
-  std::map<std::string, double> rails_watts;    // per rail, e.g. "ina226_u76:power1" -> 1.25
-  std::map<std::string, double> temperatures_c; // per zone/sensor, e.g. "cpu-thermal" -> 47.5
-  std::vector<std::string> notes;               // what was skipped and why
+  std::optional<double> watts;                   // total board power
+  std::optional<double> temperature_c;           // the hottest zone/sensor
+  std::map<std::string, double> rails_watts;     // per rail, e.g. "ina226_u76:power1" -> 1.25
+  std::map<std::string, double> temperatures_c;  // per zone/sensor, e.g. "cpu-thermal" -> 47.5
+  std::vector<std::string> notes;                // what was skipped and why
 };
 
 class PowerSource {

@@ -60,36 +60,38 @@ ServerStats::ServerStats(std::vector<const ServedModel*> models, DeviceLabels de
   };
   auto& depth = registry_.gauge("tessera_queue_depth", "Requests waiting in the model's batcher queue.", {"model"});
   for (const ServedModel* model : models_) {
-    add_callback(depth.with({{"model", model->name()}}), [this, model] {
-      return queue_ ? static_cast<double>(queue_->depth(model)) : 0.0;
-    });
+    add_callback(depth.with({{"model", model->name()}}),
+                 [this, model] { return queue_ ? static_cast<double>(queue_->depth(model)) : 0.0; });
   }
-  add_callback(registry_.gauge("tessera_images_per_second", "Images answered per second over the recent window.")
-                   .with(),
-               [this] { return snapshot().images_per_second; });
-  add_callback(registry_.gauge("tessera_fabric_utilization_ratio",
-                               "Share of the recent window the fabric stage was busy (0..1).")
-                   .with(),
-               [this] { return snapshot().fabric_utilization; });
-  add_callback(registry_.gauge("tessera_ready", "1 while the daemon admits requests, 0 while starting or draining.")
-                   .with(),
-               [this] { return ready() ? 1.0 : 0.0; });
-  add_callback(registry_.gauge("tessera_power_watts", "Board power from the first power source that has it "
-                                                      "(NaN when none does).")
+  add_callback(
+      registry_.gauge("tessera_images_per_second", "Images answered per second over the recent window.").with(),
+      [this] { return snapshot().images_per_second; });
+  add_callback(
+      registry_
+          .gauge("tessera_fabric_utilization_ratio", "Share of the recent window the fabric stage was busy (0..1).")
+          .with(),
+      [this] { return snapshot().fabric_utilization; });
+  add_callback(
+      registry_.gauge("tessera_ready", "1 while the daemon admits requests, 0 while starting or draining.").with(),
+      [this] { return ready() ? 1.0 : 0.0; });
+  add_callback(registry_
+                   .gauge("tessera_power_watts",
+                          "Board power from the first power source that has it "
+                          "(NaN when none does).")
                    .with(),
                [this] {
                  auto s = sampler_ ? sampler_->latest() : std::nullopt;
                  return s && s->watts ? *s->watts : std::nan("");
                });
-  add_callback(registry_.gauge("tessera_temperature_celsius", "Hottest board temperature sensor (NaN when none).")
-                   .with(),
-               [this] {
-                 auto s = sampler_ ? sampler_->latest() : std::nullopt;
-                 return s && s->temperature_c ? *s->temperature_c : std::nan("");
-               });
-  energy_ = &registry_.counter("tessera_energy_joules_total",
-                               "Board energy integrated from the power samples since start.")
-                 .with();
+  add_callback(
+      registry_.gauge("tessera_temperature_celsius", "Hottest board temperature sensor (NaN when none).").with(),
+      [this] {
+        auto s = sampler_ ? sampler_->latest() : std::nullopt;
+        return s && s->temperature_c ? *s->temperature_c : std::nan("");
+      });
+  energy_ =
+      &registry_.counter("tessera_energy_joules_total", "Board energy integrated from the power samples since start.")
+           .with();
   add_callback(registry_.gauge("tessera_uptime_seconds", "Seconds since the daemon started.").with(),
                [this] { return std::chrono::duration<double>(Clock::now() - started_).count(); });
 }
@@ -115,7 +117,9 @@ void ServerStats::on_answer(const InferenceJob& job, const Result<ClassifyResult
   }
   const ClassifyResult& r = *result;
   const Timing& t = r.timing;
-  Answer a{Clock::now(), model, {t.queue_us, t.decode_us, t.fabric_us, t.host_us, t.total_us},
+  Answer a{Clock::now(),
+           model,
+           {t.queue_us, t.decode_us, t.fabric_us, t.host_us, t.total_us},
            static_cast<double>(t.fabric_us) / std::max<uint32_t>(1, r.batch_size)};
   // The Prometheus children have their own locks: updated outside mu_, which guards only the
   // window and the totals below.
@@ -214,8 +218,8 @@ TelemetrySnapshot ServerStats::snapshot() const {
     m.name = name;
     if (queue_) m.queue_depth = queue_->depth(served);
     s.queue_depth += m.queue_depth;
-    const size_t n = static_cast<size_t>(std::count_if(recent_.begin(), recent_.end(),
-                                                       [&](const Answer& a) { return a.model == name; }));
+    const size_t n = static_cast<size_t>(
+        std::count_if(recent_.begin(), recent_.end(), [&](const Answer& a) { return a.model == name; }));
     if (seconds > 0) m.images_per_second = static_cast<double>(n) / seconds;
     if (auto it = outcomes_.find(name); it != outcomes_.end()) {
       m.requests_ok = it->second.first;

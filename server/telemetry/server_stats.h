@@ -48,14 +48,14 @@ struct TelemetrySnapshot {
   std::string device_kind, device_name, board;
   std::optional<double> power_watts;
   std::string power_source;
-  double energy_joules = 0;           // integrated board energy since start
+  double energy_joules = 0;  // integrated board energy since start
   std::optional<double> temperature_c;
   std::string temperature_source;
   std::map<std::string, double> rails_watts;
-  double fabric_utilization = 0;      // share of the window the fabric was busy, 0..1
-  double images_per_second = 0;       // all models, over the window
-  size_t queue_depth = 0;             // all models
-  double modeled_energy_joules = 0;   // the plans' fabric energy of everything run (emulator model)
+  double fabric_utilization = 0;     // share of the window the fabric was busy, 0..1
+  double images_per_second = 0;      // all models, over the window
+  size_t queue_depth = 0;            // all models
+  double modeled_energy_joules = 0;  // the plans' fabric energy of everything run (emulator model)
   bool ready = false;
   std::vector<ModelStats> models;
 };
@@ -94,8 +94,8 @@ class ServerStats : public QueueObserver {
   struct Answer {
     std::chrono::steady_clock::time_point at;
     std::string model;
-    uint64_t stage_us[5];     // kStages order
-    double fabric_busy_us;    // this image's share of its batch's fabric time
+    uint64_t stage_us[5];   // kStages order
+    double fabric_busy_us;  // this image's share of its batch's fabric time
   };
 
   // Drops answers older than the window; mu_ held.
@@ -126,7 +126,7 @@ class ServerStats : public QueueObserver {
   metrics::HistogramFamily* batch_size_;
   metrics::CounterFamily* modeled_energy_;
   metrics::Counter* energy_;
-  mutable std::mutex energy_mu_;  // one catch-up of energy_ at a time
+  mutable std::mutex energy_mu_;                  // one catch-up of energy_ at a time
   std::vector<metrics::Gauge*> callback_gauges_;  // cleared before the sources go away
 };
 

@@ -69,9 +69,11 @@ void respond_telemetry_stream(const HttpRequest& request, const HttpResponder& r
   const auto params = parse_query(split_target(request.target()).query);
   if (!params) return respond(make_error_response(Status::invalid_argument("malformed query string")));
   const auto interval_ms = number_param(*params, "interval_ms", kDefaultIntervalMs);
-  if (!interval_ms) return respond(make_error_response(Status::invalid_argument("interval_ms must be a non-negative integer")));
+  if (!interval_ms)
+    return respond(make_error_response(Status::invalid_argument("interval_ms must be a non-negative integer")));
   const auto max_events = number_param(*params, "max_events", 0);
-  if (!max_events) return respond(make_error_response(Status::invalid_argument("max_events must be a non-negative integer")));
+  if (!max_events)
+    return respond(make_error_response(Status::invalid_argument("max_events must be a non-negative integer")));
   if (!in_flight.try_begin()) return respond(make_error_response(Status::unavailable("the server is shutting down")));
 
   HttpEventStream stream;

@@ -35,8 +35,7 @@ json to_json(const TelemetrySnapshot& s) {
                       {"batch_sizes", std::move(batches)},
                       {"latency", std::move(latency)}});
   }
-  return {{"time_unix_ms",
-           std::chrono::duration_cast<std::chrono::milliseconds>(s.time.time_since_epoch()).count()},
+  return {{"time_unix_ms", std::chrono::duration_cast<std::chrono::milliseconds>(s.time.time_since_epoch()).count()},
           {"device_kind", s.device_kind},
           {"device_name", s.device_name},
           {"board", s.board},

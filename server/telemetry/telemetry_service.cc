@@ -82,8 +82,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot
 }  // namespace
 
 void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out) {
-  out.set_time_unix_ms(
-      std::chrono::duration_cast<std::chrono::milliseconds>(s.time.time_since_epoch()).count());
+  out.set_time_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(s.time.time_since_epoch()).count());
   out.set_device_kind(s.device_kind);
   out.set_device_name(s.device_name);
   out.set_board(s.board);

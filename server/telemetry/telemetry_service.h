@@ -23,7 +23,7 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   grpc::ServerUnaryReactor* GetTelemetry(grpc::CallbackServerContext* context, const v1::GetTelemetryRequest* request,
                                          v1::TelemetrySnapshot* response) override;
   grpc::ServerWriteReactor<v1::TelemetrySnapshot>* WatchTelemetry(grpc::CallbackServerContext* context,
-                                                                 const v1::WatchTelemetryRequest* request) override;
+                                                                  const v1::WatchTelemetryRequest* request) override;
 
   // Open watch streams; draining ends each at its next tick (with OK) and refuses new ones.
   InFlightTracker& in_flight() { return in_flight_; }

@@ -28,7 +28,9 @@ std::string openssl_error(const std::string& fallback) {
 
 Result<std::string> read_pem_file(const std::filesystem::path& file, const char* what) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) return Status::invalid_argument("cannot read the TLS " + std::string(what) + " " + file.string() + ": " + std::strerror(errno));
+  if (!in)
+    return Status::invalid_argument("cannot read the TLS " + std::string(what) + " " + file.string() + ": " +
+                                    std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) return Status::invalid_argument("cannot read the TLS " + std::string(what) + " " + file.string());
@@ -57,8 +59,9 @@ std::vector<X509Ptr> parse_certificates(const std::string& pem) {
 Result<std::optional<TlsMaterial>> load_tls_material(const TlsFiles& files) {
   if (files.cert.empty() && files.key.empty() && files.client_ca.empty()) return std::optional<TlsMaterial>();
   if (files.cert.empty() || files.key.empty()) {
-    return Status::invalid_argument("TLS needs both --tls-cert and --tls-key" +
-                                    std::string(files.client_ca.empty() ? "" : " (--tls-client-ca alone is not enough)"));
+    return Status::invalid_argument(
+        "TLS needs both --tls-cert and --tls-key" +
+        std::string(files.client_ca.empty() ? "" : " (--tls-client-ca alone is not enough)"));
   }
   TlsMaterial tls;
   TESSERA_ASSIGN_OR_RETURN(tls.cert_chain_pem, read_pem_file(files.cert, "certificate"));

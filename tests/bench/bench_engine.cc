@@ -51,8 +51,9 @@ BenchModel zoo_model(const std::filesystem::path& zoo, const std::string& name) 
   const auto dir = std::filesystem::temp_directory_path() / ("tessera-bench-" + name);
   const auto model_file = std::filesystem::absolute(zoo / name / "model.onnx");
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "model.toml") << "name = \"" << name << "\"\nfile = \"" << model_file.string()
-                                    << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\nchannels = 3\n";
+  std::ofstream(dir / "model.toml")
+      << "name = \"" << name << "\"\nfile = \"" << model_file.string()
+      << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\nchannels = 3\n";
   std::ofstream labels(dir / "labels.txt");
   for (int i = 0; i < 1000; ++i) labels << "class" << i << "\n";
   Tensor both({2, 3, 224, 224}, read_floats(zoo / name / "input.f32"));
@@ -117,10 +118,14 @@ int run(int argc, char** argv) {
   std::string only;
   double seconds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--zoo")) zoo = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--bundled")) bundled = argv[i + 1];
-    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+    if (!std::strcmp(argv[i], "--zoo"))
+      zoo = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--bundled"))
+      bundled = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--seconds"))
+      seconds = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--only"))
+      only = argv[i + 1];
   }
   if (bundled.empty() || (zoo.empty() && only != "fashion-mnist")) {
     std::fprintf(stderr, "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME]\n");

@@ -42,8 +42,8 @@ uint64_t csim_cost(const LayerDesc& d) {
   const uint64_t conv_cols = pooled ? (d.tile_c - 1) * d.pool_stride_w + d.pool_w : d.tile_c;
   const uint64_t in_pg = d.in_c / d.groups;
   const uint64_t steps = static_cast<uint64_t>((d.out_c + d.tile_m - 1) / d.tile_m) *
-                         ((d.out_h + d.tile_r - 1) / d.tile_r) *
-                         ((d.out_w + d.tile_c - 1) / d.tile_c) * ((in_pg + d.tile_n - 1) / d.tile_n);
+                         ((d.out_h + d.tile_r - 1) / d.tile_r) * ((d.out_w + d.tile_c - 1) / d.tile_c) *
+                         ((in_pg + d.tile_n - 1) / d.tile_n);
   return steps * d.kernel_h * d.kernel_w * (4096 + conv_rows * conv_cols * 64 * (1 + d.tile_m));
 }
 
@@ -309,9 +309,9 @@ ConvChoice random_conv_choice(Rng& rng, uint32_t in_c) {
 std::string describe(const LayerDesc& d) {
   std::ostringstream s;
   const char* op = d.op == abi::kOpConv ? "conv" : d.op == abi::kOpPool ? "pool" : "add";
-  s << op << " " << d.in_c << "x" << d.in_h << "x" << d.in_w << " [" << d.in_channel_base << "/"
-    << d.in_channels_total << "] -> " << d.out_c << "x" << d.out_h << "x" << d.out_w << " [" << d.out_channel_base
-    << "/" << d.out_channels_total << "]";
+  s << op << " " << d.in_c << "x" << d.in_h << "x" << d.in_w << " [" << d.in_channel_base << "/" << d.in_channels_total
+    << "] -> " << d.out_c << "x" << d.out_h << "x" << d.out_w << " [" << d.out_channel_base << "/"
+    << d.out_channels_total << "]";
   if (d.op == abi::kOpConv) {
     s << " conv " << d.conv_h << "x" << d.conv_w << " k" << d.kernel_h << "x" << d.kernel_w << " s" << d.stride_h << "x"
       << d.stride_w << " d" << d.dilation_h << "x" << d.dilation_w << " p" << d.pad_top << "," << d.pad_left << " g"
@@ -359,7 +359,7 @@ BitexactCase CaseGenerator::add_case() {
   ProgramBuilder b(rng_);
   const uint32_t c = rng_.urange(1, 70), h = rng_.urange(1, 40), w = rng_.urange(1, 40);
   const Slice a = b.tensor(c, h, w);
-  const Slice in2 = rng_.chance(0.1) ? a : b.tensor(c, h, w);  // a + a now and then
+  const Slice in2 = rng_.chance(0.1) ? a : b.tensor(c, h, w);              // a + a now and then
   const Slice out = rng_.chance(0.15) ? b.add(a, in2, a) : b.add(a, in2);  // in place now and then
   return b.finish("add", a, out, rng_.urange(1, 2));
 }

@@ -30,7 +30,9 @@ class Rng {
   uint32_t urange(uint32_t lo, uint32_t hi) { return static_cast<uint32_t>(range(lo, hi)); }
   bool chance(double p) { return static_cast<double>(engine_() >> 11) * 0x1.0p-53 < p; }
   template <class T>
-  T pick(const std::vector<T>& values) { return values[engine_() % values.size()]; }
+  T pick(const std::vector<T>& values) {
+    return values[engine_() % values.size()];
+  }
   uint64_t next() { return engine_(); }
 
  private:

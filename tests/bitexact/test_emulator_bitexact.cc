@@ -62,8 +62,8 @@ std::string first_difference(const BitexactCase& c, const std::vector<int8_t>& w
   }
   const uint32_t image_bytes = c.program.header.arena_image_bytes;
   return std::to_string(differing) + " bytes differ; first: image " + std::to_string(first / image_bytes) +
-         ", offset " + std::to_string(first % image_bytes) + ": kernel " + std::to_string(want[first]) +
-         ", emulator " + std::to_string(got[first]);
+         ", offset " + std::to_string(first % image_bytes) + ": kernel " + std::to_string(want[first]) + ", emulator " +
+         std::to_string(got[first]);
 }
 
 class BitexactTest : public ::testing::Test {
@@ -82,7 +82,8 @@ class BitexactTest : public ::testing::Test {
         if (got != want) {
           ++failures;
           ADD_FAILURE() << "case " << i << " on " << device->info().name << ": " << first_difference(c, want, got)
-                        << "\n" << c.name;
+                        << "\n"
+                        << c.name;
         }
       }
     }

@@ -2,8 +2,8 @@
 // for classifying over gRPC and HTTP.
 #pragma once
 
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <iostream>
 #include <memory>
@@ -41,9 +41,8 @@ struct GrpcAnswer {
 };
 
 // One Classify call with a 20 s deadline.
-inline GrpcAnswer classify_grpc(v1::Classifier::Stub& stub, const std::string& image,
-                                const std::string& model = "", uint32_t top_k = 0,
-                                const std::string& request_id = "") {
+inline GrpcAnswer classify_grpc(v1::Classifier::Stub& stub, const std::string& image, const std::string& model = "",
+                                uint32_t top_k = 0, const std::string& request_id = "") {
   v1::ClassifyRequest request;
   request.set_model(model);
   request.set_image(image);

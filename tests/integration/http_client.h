@@ -4,8 +4,8 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
@@ -19,7 +19,7 @@
 namespace tessera::testing {
 
 struct HttpReply {
-  int status = 0;                 // 0: no answer (error() says why)
+  int status = 0;  // 0: no answer (error() says why)
   std::string body;
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string error;
@@ -49,8 +49,8 @@ class HttpClient {
 
   // Sends one request (connecting first when needed) and reads the answer. The connection is
   // reused until the server closes it.
-  HttpReply request(boost::beast::http::verb method, const std::string& target,
-                    const std::string& body = "", const std::string& content_type = "");
+  HttpReply request(boost::beast::http::verb method, const std::string& target, const std::string& body = "",
+                    const std::string& content_type = "");
   HttpReply get(const std::string& target) { return request(boost::beast::http::verb::get, target); }
   HttpReply post(const std::string& target, const std::string& body,
                  const std::string& content_type = "application/octet-stream") {
@@ -62,7 +62,7 @@ class HttpClient {
   std::chrono::seconds timeout_;
   boost::asio::io_context ioc_;
   boost::beast::tcp_stream stream_;
-  std::optional<boost::asio::ssl::context> tls_context_;  // set: HTTPS
+  std::optional<boost::asio::ssl::context> tls_context_;                            // set: HTTPS
   std::unique_ptr<boost::beast::ssl_stream<boost::beast::tcp_stream>> tls_stream_;  // per connection
   boost::beast::flat_buffer buffer_;
   std::map<std::string, std::string> headers_;

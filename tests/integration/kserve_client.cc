@@ -68,7 +68,8 @@ std::vector<std::string> output_strings(const inference::ModelInferResponse& res
     size_t pos = 0;
     while (pos + 4 <= raw.size()) {
       uint32_t n = 0;
-      for (int i = 0; i < 4; ++i) n |= uint32_t{static_cast<unsigned char>(raw[pos + static_cast<size_t>(i)])} << (8 * i);
+      for (int i = 0; i < 4; ++i)
+        n |= uint32_t{static_cast<unsigned char>(raw[pos + static_cast<size_t>(i)])} << (8 * i);
       pos += 4;
       if (n > raw.size() - pos) throw std::runtime_error("BYTES element runs past the end");
       out.push_back(raw.substr(pos, n));
@@ -144,8 +145,9 @@ ModelsCopy::ModelsCopy(int max_batch, int max_queue_delay_us, int max_queue) {
   std::string toml = text.str();
   const size_t table = toml.find("\n[batching]");
   if (table != std::string::npos) toml.erase(table + 1);
-  toml += "[batching]\nmax_batch = " + std::to_string(max_batch) + "\nmax_queue_delay_us = " +
-          std::to_string(max_queue_delay_us) + "\nmax_queue = " + std::to_string(max_queue) + "\n";
+  toml += "[batching]\nmax_batch = " + std::to_string(max_batch) +
+          "\nmax_queue_delay_us = " + std::to_string(max_queue_delay_us) +
+          "\nmax_queue = " + std::to_string(max_queue) + "\n";
   std::ofstream(dir / "model.toml", std::ios::trunc) << toml;
 }
 

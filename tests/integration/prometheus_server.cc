@@ -33,8 +33,8 @@ json scrape_config(const ScrapeJob& job, milliseconds interval) {
 // prometheus.yml as JSON, which YAML parsers read too (and which needs no YAML quoting rules).
 std::string config_text(const PrometheusOptions& options, int port) {
   const std::string interval = duration_text(options.interval);
-  json config = {{"global",
-                  {{"scrape_interval", interval}, {"scrape_timeout", interval}, {"evaluation_interval", interval}}}};
+  json config = {
+      {"global", {{"scrape_interval", interval}, {"scrape_timeout", interval}, {"evaluation_interval", interval}}}};
   json jobs = json::array();
   if (options.scrape_self) {
     ScrapeJob self;
@@ -133,8 +133,8 @@ bool PrometheusServer::start_on(int port, const PrometheusOptions& options) {
   std::ofstream(dir_ / "prometheus.yml", std::ios::trunc) << config_text(options, port);
   child_ = std::make_unique<ChildProcess>(
       std::vector<std::string>{kPrometheusPath, "--config.file=" + (dir_ / "prometheus.yml").string(),
-                               "--storage.tsdb.path=" + (dir_ / "data").string(),
-                               "--web.listen-address=" + address(), "--log.level=info"},
+                               "--storage.tsdb.path=" + (dir_ / "data").string(), "--web.listen-address=" + address(),
+                               "--log.level=info"},
       dir_ / "prometheus.log");
   if (!child_->started()) {
     error_ = std::string("cannot start ") + kPrometheusPath;

@@ -35,7 +35,7 @@ struct ScrapeJob {
 
 struct PrometheusOptions {
   std::vector<ScrapeJob> jobs;
-  bool scrape_self = false;  // adds the job "prometheus" scraping this server's own /metrics
+  bool scrape_self = false;                       // adds the job "prometheus" scraping this server's own /metrics
   std::vector<std::filesystem::path> rule_files;  // recording/alerting rule files (YAML)
   milliseconds interval{1000};                    // scrape and rule evaluation interval
   milliseconds ready_timeout{30000};              // for /-/ready after the start

@@ -125,9 +125,8 @@ std::optional<int> ChildProcess::wait(milliseconds timeout) {
 }
 
 ProcessOutput run_process(const std::vector<std::string>& argv, milliseconds timeout) {
-  const auto err_file = std::filesystem::temp_directory_path() /
-                        ("tessera-test-" + std::to_string(getpid()) + "-" +
-                         std::to_string(std::random_device{}()) + ".err");
+  const auto err_file = std::filesystem::temp_directory_path() / ("tessera-test-" + std::to_string(getpid()) + "-" +
+                                                                  std::to_string(std::random_device{}()) + ".err");
   ProcessOutput result;
   {
     ChildProcess child(argv, err_file);

@@ -93,8 +93,7 @@ class AuthTest : public DaemonTest {
     auto reader = stub->WatchTelemetry(&context, request);
     v1::TelemetrySnapshot snapshot;
     const bool got = reader->Read(&snapshot);
-    while (reader->Read(&snapshot)) {
-    }
+    while (reader->Read(&snapshot)) {}
     return {got, reader->Finish()};
   }
 
@@ -204,17 +203,22 @@ TEST_F(AuthTest, HttpApiWantsABearerTokenButHealthAndThePageDoNot) {
     http::verb method;
     std::string target;
   };
-  const std::vector<Route> protected_routes = {
-      {http::verb::post, "/v1/classify"},       {http::verb::get, "/v1/models"},
-      {http::verb::get, "/v1/telemetry"},       {http::verb::get, "/v1/telemetry/stream?max_events=1"},
-      {http::verb::get, "/metrics"},            {http::verb::get, "/v1/no-such-route"},
-      {http::verb::get, "/v2/models/fashion-mnist"}, {http::verb::post, "/v2/models/fashion-mnist/infer"},
-      {http::verb::get, "/v2"},                 {http::verb::get, "/v2/health/metadata"}};
+  const std::vector<Route> protected_routes = {{http::verb::post, "/v1/classify"},
+                                               {http::verb::get, "/v1/models"},
+                                               {http::verb::get, "/v1/telemetry"},
+                                               {http::verb::get, "/v1/telemetry/stream?max_events=1"},
+                                               {http::verb::get, "/metrics"},
+                                               {http::verb::get, "/v1/no-such-route"},
+                                               {http::verb::get, "/v2/models/fashion-mnist"},
+                                               {http::verb::post, "/v2/models/fashion-mnist/infer"},
+                                               {http::verb::get, "/v2"},
+                                               {http::verb::get, "/v2/health/metadata"}};
   for (const std::string& authorization : {std::string(), bearer(kWrongToken), std::string("Basic ") + kToken}) {
     HttpClient client(daemon_->http_port());
     if (!authorization.empty()) client.set_header("authorization", authorization);
     for (const Route& route : protected_routes) {
-      const HttpReply reply = client.request(route.method, route.target, route.method == http::verb::post ? image_ : "");
+      const HttpReply reply =
+          client.request(route.method, route.target, route.method == http::verb::post ? image_ : "");
       EXPECT_EQ(reply.status, 401) << route.target << " with '" << authorization << "': " << reply.error << reply.body;
       EXPECT_EQ(reply.header("www-authenticate"), "Bearer") << route.target;
       const json body = json::parse(reply.body, nullptr, false);

@@ -46,9 +46,9 @@ TEST(CaffeModel, ServedByTesseradLikeTheOnnxOriginal) {
 
 // The "top-1: 92.04% (9204/10000)" line of `tessera eval`.
 std::string eval_top1(const std::filesystem::path& model, const std::string& precision) {
-  const ProcessOutput out = run_process({TESSERA_CLI_PATH, "eval", "--model", model.string(), "--dataset",
-                                         "fashion-mnist", "--precision", precision},
-                                        milliseconds(300000));
+  const ProcessOutput out = run_process(
+      {TESSERA_CLI_PATH, "eval", "--model", model.string(), "--dataset", "fashion-mnist", "--precision", precision},
+      milliseconds(300000));
   EXPECT_EQ(out.exit_status, 0) << out.err;
   std::smatch m;
   if (!std::regex_search(out.out, m, std::regex(R"(top-1: [0-9.]+% \([0-9]+/[0-9]+\))"))) {

@@ -32,8 +32,7 @@ HttpAnswer classify_http(HttpClient& client, const std::string& image, const std
 
 TEST_F(ClassificationTest, GrpcAndHttpAgreeOnPngAndJpegAndMostAreRight) {
   const std::vector<FmnistImage> images = load_fmnist_images();
-  ASSERT_EQ(images.size(), 50u) << "expected the 50 images of the make_fmnist_images fixture in "
-                                << TESSERA_FMNIST_DIR;
+  ASSERT_EQ(images.size(), 50u) << "expected the 50 images of the make_fmnist_images fixture in " << TESSERA_FMNIST_DIR;
   HttpClient http(daemon_->http_port());
   int right_png = 0;
   int right_jpg = 0;

@@ -95,8 +95,7 @@ TEST_F(ClassifyStreamTest, CancelledStreamEndsAndTheDaemonStopsCleanly) {
   v1::ClassifyResponse response;
   ASSERT_TRUE(stream->Read(&response));
   context->TryCancel();
-  while (stream->Read(&response)) {
-  }
+  while (stream->Read(&response)) {}
   EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
   // The unary path still works, and no stream is left to hold the drain.
   EXPECT_TRUE(classify_grpc(*stub_, request.image()).status.ok());

@@ -33,7 +33,8 @@ TEST_F(CliTest, ClassifyPrintsTheTopKAndTiming) {
   const std::string expected = classify_grpc(*stub_, read_binary(image.png)).top1();
   ASSERT_FALSE(expected.empty());
 
-  const ProcessOutput out = tessera({"classify", "--server", daemon_->grpc_address(), "--top-k", "3", image.png.string()});
+  const ProcessOutput out =
+      tessera({"classify", "--server", daemon_->grpc_address(), "--top-k", "3", image.png.string()});
   ASSERT_EQ(out.exit_status, 0) << out.err;
   std::istringstream lines(out.out);
   std::string line;
@@ -61,15 +62,15 @@ TEST_F(CliTest, ClassifyGoesOnAfterAFailureAndExits1) {
 }
 
 TEST_F(CliTest, ClassifyReportsServerErrors) {
-  const ProcessOutput unknown = tessera({"classify", "--server", daemon_->grpc_address(), "--model", "nope",
-                                         images_[0].png.string()});
+  const ProcessOutput unknown =
+      tessera({"classify", "--server", daemon_->grpc_address(), "--model", "nope", images_[0].png.string()});
   EXPECT_EQ(unknown.exit_status, 1);
   EXPECT_NE(unknown.err.find("NOT_FOUND"), std::string::npos) << unknown.err;
 }
 
 TEST_F(CliTest, ClassifyJsonIsOneObjectPerImage) {
-  const ProcessOutput out = tessera({"classify", "--server", daemon_->grpc_address(), "--json",
-                                     images_[0].png.string(), images_[1].png.string()});
+  const ProcessOutput out = tessera(
+      {"classify", "--server", daemon_->grpc_address(), "--json", images_[0].png.string(), images_[1].png.string()});
   ASSERT_EQ(out.exit_status, 0) << out.err;
   std::istringstream lines(out.out);
   std::string line;

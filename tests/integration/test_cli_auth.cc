@@ -2,8 +2,8 @@
 // metadata it receives (the daemon's side lands on another branch): --token and $TESSERA_TOKEN
 // become `authorization: Bearer <token>` on every call of every command; --tls-ca makes a TLS
 // channel trusting that CA (certificate made here with the openssl tool).
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <mutex>
@@ -94,8 +94,7 @@ class FakeTelemetry final : public v1::Telemetry::Service {
 // The two fake services on 127.0.0.1, plaintext or TLS.
 class FakeServer {
  public:
-  explicit FakeServer(std::shared_ptr<grpc::ServerCredentials> credentials)
-      : classifier_(log), telemetry_(log) {
+  explicit FakeServer(std::shared_ptr<grpc::ServerCredentials> credentials) : classifier_(log), telemetry_(log) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", std::move(credentials), &port_);
     builder.RegisterService(&classifier_);
@@ -128,14 +127,18 @@ TEST(CliAuthTest, TokenIsSentAsBearerMetadataByEveryCommand) {
   EXPECT_EQ(run_tessera({"classify", "--server", address, "--token", "s3cret", image.string()}).exit_status, 0);
   EXPECT_EQ(run_tessera({"watch", "--server", address, "--token", "s3cret", "--count", "1", "--json"}).exit_status, 0);
   EXPECT_EQ(run_tessera({"fleet", address, "--token", "s3cret", "--once"}).exit_status, 0);
-  const ProcessOutput bench = run_tessera({"bench", "--server", address, "--token", "s3cret", "--images",
-                                           dir.path.string(), "--requests", "2", "--json"});
+  const ProcessOutput bench = run_tessera(
+      {"bench", "--server", address, "--token", "s3cret", "--images", dir.path.string(), "--requests", "2", "--json"});
   EXPECT_EQ(bench.exit_status, 0) << bench.err;
   // From the environment, and no header at all without a token.
   EXPECT_EQ(run_process({"/usr/bin/env", "TESSERA_TOKEN=from-env", TESSERA_CLI_PATH, "models", "--server", address},
-                        milliseconds(30000)).exit_status, 0);
+                        milliseconds(30000))
+                .exit_status,
+            0);
   EXPECT_EQ(run_process({"/usr/bin/env", "-u", "TESSERA_TOKEN", TESSERA_CLI_PATH, "models", "--server", address},
-                        milliseconds(30000)).exit_status, 0);
+                        milliseconds(30000))
+                .exit_status,
+            0);
 
   const std::vector<std::string> calls = server.log.calls();
   auto count = [&](const std::string& call) { return std::count(calls.begin(), calls.end(), call); };
@@ -174,8 +177,11 @@ TEST(CliAuthTest, TlsCaMakesATlsChannel) {
   ASSERT_EQ(run_process({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
                          (other.path / "key.pem").string(), "-out", other_cert.string(), "-days", "1", "-subj",
                          "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"},
-                        milliseconds(30000)).exit_status, 0);
-  const ProcessOutput wrong = run_tessera({"models", "--server", address, "--tls-ca", other_cert.string(), "--timeout", "3"});
+                        milliseconds(30000))
+                .exit_status,
+            0);
+  const ProcessOutput wrong =
+      run_tessera({"models", "--server", address, "--tls-ca", other_cert.string(), "--timeout", "3"});
   EXPECT_EQ(wrong.exit_status, 1);
   EXPECT_EQ(server.log.calls(), std::vector<std::string>{"ListModels Bearer t"});
   // An unreadable CA file is refused before any call.
@@ -216,9 +222,9 @@ TEST(CliAuthTest, TalksToATlsDaemonThatWantsATokenWithCaAndToken) {
   ProcessOutput watched = with({"watch", "--count", "2", "--interval", "100", "--json"}, true);
   ASSERT_EQ(watched.exit_status, 0) << watched.err;
   EXPECT_EQ(json_lines(watched.out).size(), 2u);
-  ProcessOutput bench = with({"bench", "--images", images[0].png.parent_path().string(), "--requests", "20",
-                              "--concurrency", "2", "--json"},
-                             true);
+  ProcessOutput bench = with(
+      {"bench", "--images", images[0].png.parent_path().string(), "--requests", "20", "--concurrency", "2", "--json"},
+      true);
   ASSERT_EQ(bench.exit_status, 0) << bench.err;
   EXPECT_NE(bench.out.find("\"ok\""), std::string::npos) << bench.out;
 }

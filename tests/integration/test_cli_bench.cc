@@ -133,7 +133,8 @@ TEST_F(CliBenchTest, CorruptImagesAreCountedByCodeNotFatal) {
   for (const char* mode : {"unary", "stream"}) {
     ScratchDir dir("bench-corrupt");
     for (int i = 0; i < 3; ++i) {
-      std::filesystem::copy_file(images_[static_cast<size_t>(i)].png, dir.path / images_[static_cast<size_t>(i)].png.filename());
+      std::filesystem::copy_file(images_[static_cast<size_t>(i)].png,
+                                 dir.path / images_[static_cast<size_t>(i)].png.filename());
     }
     dir.write("zz_corrupt.png", not_an_image());  // 1 image in 4
     const json r = bench({"--images", dir.path.string(), "--requests", "20", "--concurrency", "2", "--mode", mode});
@@ -174,13 +175,13 @@ TEST_F(CliBenchTest, WarmupIsNotMeasuredAndCsvHasOneRowPerWindow) {
 }
 
 TEST_F(CliBenchTest, MissingImagesFolderOrDeadDaemonFails) {
-  const ProcessOutput none = run_tessera({"bench", "--server", daemon_->grpc_address(), "--images", "/no/such/dir",
-                                          "--requests", "1"});
+  const ProcessOutput none =
+      run_tessera({"bench", "--server", daemon_->grpc_address(), "--images", "/no/such/dir", "--requests", "1"});
   EXPECT_EQ(none.exit_status, 1);
   EXPECT_NE(none.err.find("/no/such/dir"), std::string::npos) << none.err;
   daemon_->stop();
-  const ProcessOutput dead = run_tessera({"bench", "--server", daemon_->grpc_address(), "--images", TESSERA_FMNIST_DIR,
-                                          "--requests", "1"});
+  const ProcessOutput dead =
+      run_tessera({"bench", "--server", daemon_->grpc_address(), "--images", TESSERA_FMNIST_DIR, "--requests", "1"});
   EXPECT_EQ(dead.exit_status, 1);
   EXPECT_NE(dead.err.find("UNAVAILABLE"), std::string::npos) << dead.err;
 }

@@ -1,9 +1,9 @@
 // `tessera watch`, `tessera fleet` and `tessera classify` of folders against real daemons.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -47,10 +47,11 @@ class CliWatchFleetTest : public DaemonTest {
 };
 
 TEST_F(CliWatchFleetTest, WatchJsonPrintsCountSnapshots) {
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(classify_grpc(*stub_, read_binary(images_[static_cast<size_t>(i)].png)).status.ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(classify_grpc(*stub_, read_binary(images_[static_cast<size_t>(i)].png)).status.ok());
   const auto start = std::chrono::steady_clock::now();
-  const ProcessOutput out = run_tessera({"watch", "--server", daemon_->grpc_address(), "--count", "3", "--interval",
-                                         "100", "--json"});
+  const ProcessOutput out =
+      run_tessera({"watch", "--server", daemon_->grpc_address(), "--count", "3", "--interval", "100", "--json"});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(out.exit_status, 0) << out.err;
   const std::vector<json> lines = json_lines(out.out);
@@ -72,7 +73,8 @@ TEST_F(CliWatchFleetTest, WatchJsonPrintsCountSnapshots) {
 
 TEST_F(CliWatchFleetTest, WatchTextDrawsTheDashboard) {
   ASSERT_TRUE(classify_grpc(*stub_, read_binary(images_[0].png)).status.ok());
-  const ProcessOutput out = run_tessera({"watch", "--server", daemon_->grpc_address(), "--count", "2", "--interval", "100"});
+  const ProcessOutput out =
+      run_tessera({"watch", "--server", daemon_->grpc_address(), "--count", "2", "--interval", "100"});
   ASSERT_EQ(out.exit_status, 0) << out.err;
   for (const char* needle : {"snapshot 1", "snapshot 2", "device       emu", "power", " W (model)", "energy",
                              "images/s", "queue", "model fashion-mnist", "batch sizes", "|#", "total"}) {
@@ -100,8 +102,8 @@ TEST_F(CliWatchFleetTest, FleetMarksTheDeadBoardDownAndExitsZero) {
   ASSERT_TRUE(classify_grpc(*stub_, read_binary(images_[0].png)).status.ok());
 
   const auto start = std::chrono::steady_clock::now();
-  const ProcessOutput out = run_tessera({"fleet", daemon_->grpc_address(), second.grpc_address(), dead_target,
-                                         "--once", "--json", "--timeout-ms", "2000"});
+  const ProcessOutput out = run_tessera({"fleet", daemon_->grpc_address(), second.grpc_address(), dead_target, "--once",
+                                         "--json", "--timeout-ms", "2000"});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(out.exit_status, 0) << out.err;
   const std::vector<json> lines = json_lines(out.out);
@@ -129,7 +131,8 @@ TEST_F(CliWatchFleetTest, FleetMarksTheDeadBoardDownAndExitsZero) {
 
   // The text table and a --targets file with comments.
   ScratchDir dir("fleet");
-  const auto file = dir.write("targets.txt", "# boards\n" + daemon_->grpc_address() + "  # first\n\n" + dead_target + "\n");
+  const auto file =
+      dir.write("targets.txt", "# boards\n" + daemon_->grpc_address() + "  # first\n\n" + dead_target + "\n");
   const ProcessOutput text = run_tessera({"fleet", "--targets", file.string(), "--once"});
   EXPECT_EQ(text.exit_status, 0) << text.err;
   EXPECT_NE(text.out.find("down"), std::string::npos) << text.out;
@@ -138,8 +141,8 @@ TEST_F(CliWatchFleetTest, FleetMarksTheDeadBoardDownAndExitsZero) {
 }
 
 TEST_F(CliWatchFleetTest, FleetWithNoBoardUpExitsOne) {
-  const ProcessOutput out = run_tessera({"fleet", "127.0.0.1:" + std::to_string(dead_port()), "--once",
-                                         "--timeout-ms", "500"});
+  const ProcessOutput out =
+      run_tessera({"fleet", "127.0.0.1:" + std::to_string(dead_port()), "--once", "--timeout-ms", "500"});
   EXPECT_EQ(out.exit_status, 1) << out.out << out.err;
   EXPECT_NE(out.out.find("0 of 1 boards up"), std::string::npos) << out.out;
   const ProcessOutput no_targets = run_tessera({"fleet", "--once"});

@@ -38,8 +38,8 @@ class DaemonConfigTest : public ::testing::Test {
 
   // Runs tesserad with `args` expecting it to refuse to start; its stderr.
   std::string refused(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {TESSERAD_PATH, "--grpc-port", "0", "--http-port", "0",
-                                     "--models", bundled_models_dir().string()};
+    std::vector<std::string> argv = {
+        TESSERAD_PATH, "--grpc-port", "0", "--http-port", "0", "--models", bundled_models_dir().string()};
     argv.insert(argv.end(), args.begin(), args.end());
     ProcessOutput out = run_process(argv, std::chrono::milliseconds(60000));
     EXPECT_NE(out.exit_status, 0) << "started with " << args.back() << ":\n" << out.err;
@@ -77,7 +77,8 @@ TEST_F(DaemonConfigTest, ConfigFileSetsAndFlagsOverride) {
   }
   for (auto& t : clients) t.join();
   EXPECT_EQ(ok.load(), 5);
-  auto telemetry = v1::Telemetry::NewStub(grpc::CreateChannel(daemon.grpc_address(), grpc::InsecureChannelCredentials()));
+  auto telemetry =
+      v1::Telemetry::NewStub(grpc::CreateChannel(daemon.grpc_address(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   v1::TelemetrySnapshot snapshot;
   ASSERT_TRUE(telemetry->GetTelemetry(&context, v1::GetTelemetryRequest(), &snapshot).ok());

@@ -192,8 +192,7 @@ TEST_F(EventStreamTest, AClientLeavingEndsItsStreamAtOnce) {
   ASSERT_TRUE(sse.next_event().has_value()) << sse.error();
   sse.close();
   // The next event would be a minute away: the read the session keeps open notices first.
-  EXPECT_TRUE(log_shows("event stream ended: the client went away", std::chrono::milliseconds(5000)))
-      << daemon_->log();
+  EXPECT_TRUE(log_shows("event stream ended: the client went away", std::chrono::milliseconds(5000))) << daemon_->log();
   EXPECT_EQ(HttpClient(daemon_->http_port()).get("/healthz").status, 200);
 }
 

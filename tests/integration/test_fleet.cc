@@ -19,8 +19,8 @@
 namespace tessera::testing {
 namespace {
 
-using nlohmann::json;
 using boost::asio::ip::tcp;
+using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kPeerTimeoutMs = 1000;

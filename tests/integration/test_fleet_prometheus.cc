@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -17,7 +18,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-#include <unistd.h>
 
 #include "tests/integration/http_client.h"
 #include "tests/integration/prometheus_server.h"
@@ -149,7 +149,8 @@ TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
   EXPECT_EQ(seen, std::set<std::string>(names.begin(), names.end()));
 
   // Traffic on every board after its first scrape, so the rates see increases.
-  const std::string image = read_text_file(fs::path(TESSERA_SOURCE_DIR) / "models/fashion-mnist/calibration/00000_9.png");
+  const std::string image =
+      read_text_file(fs::path(TESSERA_SOURCE_DIR) / "models/fashion-mnist/calibration/00000_9.png");
   ASSERT_FALSE(image.empty());
   for (auto& board : boards) {
     HttpClient http(board->http_port());
@@ -161,8 +162,8 @@ TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
 
   // Fleet-wide series from the recording rules.
   ApiResult rate = prometheus.wait_for(
-      "count(instance:tessera_images:rate1m > 0)", [](const json& d) { return PrometheusServer::first_value(d) == 3.0; },
-      milliseconds(20000));
+      "count(instance:tessera_images:rate1m > 0)",
+      [](const json& d) { return PrometheusServer::first_value(d) == 3.0; }, milliseconds(20000));
   EXPECT_TRUE(rate.ok) << rate.error;
   ApiResult fleet_rate = prometheus.wait_for(
       "fleet:tessera_images:rate1m", [](const json& d) { return PrometheusServer::first_value(d) > 0.0; },

@@ -1,10 +1,10 @@
 // grpc.health.v1.Health and grpc.reflection.v1alpha.ServerReflection on the real daemon, called
 // as generic tools do (grpcurl, load balancers): raw protobuf bytes, decoded here without the
 // services' generated code (libgrpc++ ships none for them).
-#include <gtest/gtest.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/unknown_field_set.h>
 #include <grpcpp/generic/generic_stub.h>
+#include <gtest/gtest.h>
 
 #include <future>
 #include <set>
@@ -88,8 +88,8 @@ class HealthReflectionTest : public DaemonTest {
     grpc::CompletionQueue cq;
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kTimeout);
-    auto call = stub_generic_->PrepareCall(&context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-                                           &cq);
+    auto call =
+        stub_generic_->PrepareCall(&context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
     auto next = [&cq](intptr_t want) {
       void* tag = nullptr;
       bool ok = false;
@@ -115,8 +115,7 @@ class HealthReflectionTest : public DaemonTest {
     cq.Shutdown();
     void* tag;
     bool ok;
-    while (cq.Next(&tag, &ok)) {
-    }
+    while (cq.Next(&tag, &ok)) {}
     return answer;
   }
 

@@ -35,7 +35,8 @@ class HttpTest : public DaemonTest {
 };
 
 TEST_F(HttpTest, ClassifyAnswersJson) {
-  const HttpReply reply = client_->post("/v1/classify?model=fashion-mnist&top_k=3", read_binary(images_[0].png), "image/png");
+  const HttpReply reply =
+      client_->post("/v1/classify?model=fashion-mnist&top_k=3", read_binary(images_[0].png), "image/png");
   ASSERT_EQ(reply.status, 200) << reply.error << reply.body;
   EXPECT_EQ(reply.header("content-type"), "application/json");
   const json body = json::parse(reply.body);
@@ -70,8 +71,8 @@ TEST_F(HttpTest, MultipartFormClassifiesLikeTheRawBody) {
   const HttpReply multi = client_->post("/v1/classify", form, "multipart/form-data; boundary=" + boundary);
   ASSERT_EQ(multi.status, 200) << multi.body;
   EXPECT_EQ(json::parse(multi.body)["classes"], json::parse(raw.body)["classes"]);
-  const std::string no_file = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhi\r\n--" +
-                              boundary + "--\r\n";
+  const std::string no_file =
+      "--" + boundary + "\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhi\r\n--" + boundary + "--\r\n";
   expect_error(client_->post("/v1/classify", no_file, "multipart/form-data; boundary=" + boundary), 400,
                "INVALID_ARGUMENT");
 }

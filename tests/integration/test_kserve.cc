@@ -143,7 +143,8 @@ TEST_F(KserveGrpcTest, ImageTop1AgreesWithClassify) {
       ASSERT_EQ(p.size(), 10u);
       EXPECT_NEAR(std::accumulate(p.begin(), p.end(), 0.0), 1.0, 1e-3);
       const int top = argmax(p);
-      EXPECT_EQ(fmnist_labels()[static_cast<size_t>(top)], classify.top1()) << images_[i].stem << (jpeg ? ".jpg" : ".png");
+      EXPECT_EQ(fmnist_labels()[static_cast<size_t>(top)], classify.top1())
+          << images_[i].stem << (jpeg ? ".jpg" : ".png");
       EXPECT_NEAR(p[static_cast<size_t>(top)], classify.response.classes(0).score(), 1e-6);
     }
   }
@@ -196,7 +197,8 @@ TEST_F(KserveGrpcTest, ClassificationParameterAnswersTopKStrings) {
 
   std::vector<int> order(10);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)]; });
   for (size_t k = 0; k < 3; ++k) {
     // "score:index:label"
     const size_t first = top[k].find(':');

@@ -95,9 +95,8 @@ TEST_F(KserveLifecycleTest, CancelledCallLeavesTheQueueUnrun) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + 20s);
   inference::ModelInferResponse response;
-  std::future<grpc::Status> call = std::async(std::launch::async, [&] {
-    return stub_->ModelInfer(&context, bytes_request(png_), &response);
-  });
+  std::future<grpc::Status> call =
+      std::async(std::launch::async, [&] { return stub_->ModelInfer(&context, bytes_request(png_), &response); });
   std::this_thread::sleep_for(300ms);  // queued, waiting for company
   context.TryCancel();
   ASSERT_EQ(call.wait_for(10s), std::future_status::ready);
@@ -125,8 +124,7 @@ TEST_F(KserveLifecycleTest, DrainingIsNotReadyFinishesRunningCallsRefusesNewOnes
   std::future<KserveAnswer> running = infer_async();
   std::this_thread::sleep_for(300ms);
 
-  std::future<std::optional<int>> exited =
-      std::async(std::launch::async, [this] { return daemon_->stop(SIGTERM); });
+  std::future<std::optional<int>> exited = std::async(std::launch::async, [this] { return daemon_->stop(SIGTERM); });
   std::this_thread::sleep_for(300ms);  // the daemon drains: the queued call waits for its batch
 
   grpc::ClientContext ready_context;

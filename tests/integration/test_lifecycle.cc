@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / ("tessera-models-" + std::to_string(getpid()) + "-" +
-                                        std::to_string(std::random_device{}()));
+    path = fs::temp_directory_path() /
+           ("tessera-models-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()));
     fs::create_directories(path);
   }
   ~TempDir() {

@@ -2,8 +2,8 @@
 // the naive and noburst comparisons, the roofline SVG, the plan cache and the errors.
 // The zoo's ONNX models come from the make_zoo fixture (tests/reference/CMakeLists.txt).
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -174,10 +174,11 @@ TEST_F(PlanCliTest, EveryZooModelPlansOnZcu102AndAwsF1) {
       const json doc = plan_json({zoo_model(model).string(), "--board", board, "--no-plan-cache"});
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ASSERT_TRUE(doc.is_object()) << model << " on " << board;
-      std::printf("[ plan ] %-14s on %-7s %3zu layers, %8.1f images/s modeled, planned in %.2f s "
-                  "(tile search %.0f ms)\n",
-                  model.c_str(), board.c_str(), doc["layers"].size(), doc["totals"]["images_per_second"].get<double>(),
-                  seconds, doc["totals"]["search_ms"].get<double>());
+      std::printf(
+          "[ plan ] %-14s on %-7s %3zu layers, %8.1f images/s modeled, planned in %.2f s "
+          "(tile search %.0f ms)\n",
+          model.c_str(), board.c_str(), doc["layers"].size(), doc["totals"]["images_per_second"].get<double>(), seconds,
+          doc["totals"]["search_ms"].get<double>());
       EXPECT_EQ(doc["model"], model);  // "<name>/model.onnx" shows the folder's name
       EXPECT_GT(doc["totals"]["searched_layers"].get<size_t>(), 0u);
       expect_consistent(doc);
@@ -191,8 +192,8 @@ TEST_F(PlanCliTest, EveryZooModelPlansOnZcu102AndAwsF1) {
 TEST_F(PlanCliTest, CompareNaiveMovesAtLeastAsManyBytesOnEveryLayer) {
   for (const std::string model : {"squeezenet1_1", "resnet50"}) {
     require_zoo(model);
-    const json doc = plan_json({zoo_model(model).string(), "--board", "zcu102", "--objective", "bytes",
-                                "--compare", "naive", "--no-plan-cache"});
+    const json doc = plan_json({zoo_model(model).string(), "--board", "zcu102", "--objective", "bytes", "--compare",
+                                "naive", "--no-plan-cache"});
     ASSERT_TRUE(doc.is_object()) << model;
     EXPECT_EQ(doc["options"]["objective"], "bytes");
     const json& cmp = doc.at("comparison");
@@ -211,8 +212,8 @@ TEST_F(PlanCliTest, CompareNaiveMovesAtLeastAsManyBytesOnEveryLayer) {
     EXPECT_GE(cmp["totals"]["other_ddr_bytes"].get<uint64_t>(), doc["totals"]["ddr_bytes"].get<uint64_t>());
     EXPECT_TRUE(near(cmp["totals"]["us"].get<double>(), doc["totals"]["us"].get<double>()));
   }
-  const ProcessOutput text = tessera_plan({zoo_model("squeezenet1_1").string(), "--objective", "bytes", "--compare",
-                                           "naive", "--no-plan-cache"});
+  const ProcessOutput text = tessera_plan(
+      {zoo_model("squeezenet1_1").string(), "--objective", "bytes", "--compare", "naive", "--no-plan-cache"});
   ASSERT_EQ(text.exit_status, 0) << text.err;
   EXPECT_NE(text.out.find("naive tiling (seeds/000"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("  naive: DDR "), std::string::npos) << text.out;
@@ -240,8 +241,8 @@ TEST_F(PlanCliTest, CompareNoburstIsNeverFasterOnAnyLayer) {
     std::printf("[ plan ] %s on zcu102: TSO-noburst tiles %.1f%% slower in total\n", model.c_str(),
                 cmp["totals"]["slower_percent"].get<double>());
   }
-  const ProcessOutput text = tessera_plan({zoo_model("squeezenet1_1").string(), "--objective", "time", "--compare",
-                                           "noburst", "--no-plan-cache"});
+  const ProcessOutput text = tessera_plan(
+      {zoo_model("squeezenet1_1").string(), "--objective", "time", "--compare", "noburst", "--no-plan-cache"});
   ASSERT_EQ(text.exit_status, 0) << text.err;
   EXPECT_NE(text.out.find("slower in total"), std::string::npos) << text.out;
 }
@@ -250,8 +251,8 @@ TEST_F(PlanCliTest, RooflineIsSelfContainedSvgWithOnePointPerConvLayer) {
   require_zoo("squeezenet1_1");
   if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 to parse the SVG";
   const std::filesystem::path svg = dir_ / "roofline.svg";
-  const json doc =
-      plan_json({zoo_model("squeezenet1_1").string(), "--roofline", svg.string(), "--plan-cache", (dir_ / "c").string()});
+  const json doc = plan_json(
+      {zoo_model("squeezenet1_1").string(), "--roofline", svg.string(), "--plan-cache", (dir_ / "c").string()});
   ASSERT_TRUE(doc.is_object());
   ASSERT_TRUE(std::filesystem::exists(svg));
   // Points as "index:class" in document order, then the text of every <text>.
@@ -304,7 +305,8 @@ TEST_F(PlanCliTest, RooflineThatCannotBeWrittenIsAnErrorNamingThePath) {
 TEST_F(PlanCliTest, SecondRunComesFromTheCacheWithIdenticalLayers) {
   require_zoo("squeezenet1_1");
   const std::string cache = (dir_ / "plans").string();
-  const std::vector<std::string> args = {zoo_model("squeezenet1_1").string(), "--board", "zc706", "--plan-cache", cache};
+  const std::vector<std::string> args = {zoo_model("squeezenet1_1").string(), "--board", "zc706", "--plan-cache",
+                                         cache};
   const json first = plan_json(args);
   const json second = plan_json(args);
   ASSERT_TRUE(first.is_object() && second.is_object());

@@ -154,7 +154,8 @@ TEST_F(PrometheusHarness, ReadsBackARegistryThroughPromQL) {
   requests.inc(42);
   registry.gauge("tessera_test_power_watts", "Board power.").with().set_callback([] { return 9.5; });
   metrics::Histogram& latency =
-      registry.histogram("tessera_test_latency_seconds", "Latency.", {"model"}, metrics::exponential_buckets(0.001, 10, 4))
+      registry
+          .histogram("tessera_test_latency_seconds", "Latency.", {"model"}, metrics::exponential_buckets(0.001, 10, 4))
           .with({{"model", "fashion-mnist"}});
   for (double v : {0.0005, 0.02, 0.02, 3.0}) latency.observe(v);
   ExpositionResponder responder(registry, seconds(60));

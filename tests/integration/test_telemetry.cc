@@ -113,8 +113,8 @@ TEST_F(TelemetryTest, PrometheusScrapesTheDaemon) {
                                          std::chrono::milliseconds(30000));
   ASSERT_TRUE(images.ok) << images.error;
   EXPECT_EQ(PrometheusServer::first_value(images.data), 3.0);
-  ApiResult p99 = prometheus.query(
-      "histogram_quantile(0.99, sum by (le) (tessera_request_stage_seconds_bucket{stage=\"total\"}))");
+  ApiResult p99 =
+      prometheus.query("histogram_quantile(0.99, sum by (le) (tessera_request_stage_seconds_bucket{stage=\"total\"}))");
   ASSERT_TRUE(p99.ok) << p99.error;
   EXPECT_GT(PrometheusServer::first_value(p99.data).value_or(0), 0.0) << p99.data.dump();
   ApiResult up = prometheus.query("up{job=\"tesserad\"}");
@@ -196,9 +196,7 @@ TEST_F(TelemetryTest, CancelledWatchEndsPromptly) {
 // 32 concurrent clients: the batcher forms batches of more than one image.
 class BatchingTest : public TelemetryTest {
  protected:
-  std::vector<std::string> extra_args() const override {
-    return {"--max-batch", "16", "--max-queue-delay-us", "5000"};
-  }
+  std::vector<std::string> extra_args() const override { return {"--max-batch", "16", "--max-queue-delay-us", "5000"}; }
 };
 
 TEST_F(BatchingTest, ConcurrentClientsFormBatches) {

@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 
 // A channel to `address` over TLS trusting `certs.ca()`, presenting `cert`/`key` when given.
 // `instance` keeps channels apart (gRPC shares connections between channels with equal args).
-std::shared_ptr<grpc::Channel> tls_channel(const std::string& address, const TestCerts& certs, const fs::path& cert = {},
-                                           const fs::path& key = {}, int instance = 0) {
+std::shared_ptr<grpc::Channel> tls_channel(const std::string& address, const TestCerts& certs,
+                                           const fs::path& cert = {}, const fs::path& key = {}, int instance = 0) {
   grpc::SslCredentialsOptions options;
   options.pem_root_certs = read_file(certs.ca());
   if (!cert.empty()) {
@@ -93,7 +93,8 @@ TEST_F(TlsTest, HttpsServesTheApiAndRefusesPlainHttp) {
   ASSERT_EQ(events.status, 200) << events.error;
   EXPECT_EQ(events.header("content-type"), "text/event-stream");
   size_t count = 0;
-  for (size_t at = events.body.find("data: {"); at != std::string::npos; at = events.body.find("data: {", at + 1)) ++count;
+  for (size_t at = events.body.find("data: {"); at != std::string::npos; at = events.body.find("data: {", at + 1))
+    ++count;
   EXPECT_EQ(count, 2u) << events.body;
   EXPECT_NE(events.body.find("\"device_kind\":\"emu\""), std::string::npos) << events.body;
 
@@ -136,7 +137,8 @@ TEST_F(MutualTlsTest, ClientsWithoutATrustedCertificateAreRefused) {
       tls_channel(daemon_->grpc_address(), certs_, certs_.other_client_cert(), certs_.other_client_key(), 2), image_);
   EXPECT_EQ(other_ca.status.error_code(), grpc::StatusCode::UNAVAILABLE) << other_ca.status.error_message();
 
-  const HttpReply http_no_cert = HttpClient(daemon_->http_port(), https(false), std::chrono::seconds(5)).get("/healthz");
+  const HttpReply http_no_cert =
+      HttpClient(daemon_->http_port(), https(false), std::chrono::seconds(5)).get("/healthz");
   EXPECT_EQ(http_no_cert.status, 0) << "served without a client certificate: " << http_no_cert.body;
   HttpTlsOptions other = https(false);
   other.cert = certs_.other_client_cert();
@@ -215,7 +217,8 @@ TEST(SecurityConfig, ConfigFileKeysSetTlsTokensAndLimits) {
   EXPECT_EQ(after_idle.status, 0) << "the idle connection outlived the 1 s read timeout";
   EXPECT_EQ(client.get("/v1/models").status, 200) << "a new connection";
 
-  auto stub = v1::Classifier::NewStub(tls_channel(daemon.grpc_address(), certs, certs.client_cert(), certs.client_key()));
+  auto stub =
+      v1::Classifier::NewStub(tls_channel(daemon.grpc_address(), certs, certs.client_cert(), certs.client_key()));
   grpc::ClientContext context;
   context.AddMetadata("authorization", "Bearer config-token-4711");
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));

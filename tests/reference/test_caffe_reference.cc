@@ -64,9 +64,9 @@ Result<Tensor> run(const Graph& graph, const Tensor& input) {
   return outputs.at(graph.outputs[0].name);
 }
 
-const std::vector<std::string> kGenerated = {"caffepresso_mnist", "caffepresso_cifar10", "caffepresso_stl10",
-                                             "caffepresso_caltech101", "cifar10_quick", "legacy_v1",
-                                             "layer_zoo", "ip_axis"};
+const std::vector<std::string> kGenerated = {
+    "caffepresso_mnist", "caffepresso_cifar10", "caffepresso_stl10", "caffepresso_caltech101",
+    "cifar10_quick",     "legacy_v1",           "layer_zoo",         "ip_axis"};
 const std::vector<std::string> kConverted = {"fashion-mnist", "squeezenet1_1", "resnet18", "googlenet", "alexnet"};
 
 class CaffeVsOpenCV : public ::testing::TestWithParam<std::string> {};
@@ -125,12 +125,12 @@ std::filesystem::path model_folder(const std::string& name, const Shape& input, 
   const auto dir = kCaffeZoo / name;
   const auto model_dir = std::filesystem::temp_directory_path() / ("tessera-caffe-int8-" + name);
   std::filesystem::create_directories(model_dir);
-  std::ofstream(model_dir / "model.toml") << "name = \"" << name << "\"\nformat = \"caffe\"\nfile = \""
-                                          << (dir / "deploy.prototxt").string() << "\"\nweights = \""
-                                          << (dir / "model.caffemodel").string()
-                                          << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = " << input[3]
-                                          << "\nheight = " << input[2] << "\nchannels = " << input[1]
-                                          << "\nscale = 1.0\n" << (input[1] == 3 ? "channel_order = \"bgr\"\n" : "");
+  std::ofstream(model_dir / "model.toml")
+      << "name = \"" << name << "\"\nformat = \"caffe\"\nfile = \"" << (dir / "deploy.prototxt").string()
+      << "\"\nweights = \"" << (dir / "model.caffemodel").string()
+      << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = " << input[3] << "\nheight = " << input[2]
+      << "\nchannels = " << input[1] << "\nscale = 1.0\n"
+      << (input[1] == 3 ? "channel_order = \"bgr\"\n" : "");
   std::ofstream labels(model_dir / "labels.txt");
   for (int64_t i = 0; i < classes; ++i) labels << "class" << i << "\n";
   return model_dir;
@@ -243,9 +243,10 @@ TEST(BundledCaffeModel, SameTopOneAsOnnxOriginalOnAllTestImages) {
     }
   }
   const auto percent = [count](size_t k) { return 100.0 * static_cast<double>(k) / static_cast<double>(count); };
-  std::printf("[ caffe bundled ] top-1 identical to the ONNX model's PyTorch logits on %zu/%zu (top-1 %.2f%%), "
-              "max relative logit error %.3g; through preprocessing: fp32 %.2f%%, int8 %.2f%%\n",
-              same_top1, count, percent(correct_direct), worst, percent(correct32), percent(correct8));
+  std::printf(
+      "[ caffe bundled ] top-1 identical to the ONNX model's PyTorch logits on %zu/%zu (top-1 %.2f%%), "
+      "max relative logit error %.3g; through preprocessing: fp32 %.2f%%, int8 %.2f%%\n",
+      same_top1, count, percent(correct_direct), worst, percent(correct32), percent(correct8));
   EXPECT_EQ(same_top1, count);
   EXPECT_LE(worst, kMaxRelativeError);
   EXPECT_GE(percent(correct32), 90.0);

@@ -96,9 +96,10 @@ TEST_P(Int8Zoo, LogitsCloseToPyTorch) {
   const auto model_dir = std::filesystem::temp_directory_path() / ("tessera-int8-" + GetParam());
   std::filesystem::create_directories(model_dir);
   {
-    std::ofstream(model_dir / "model.toml") << "name = \"" << GetParam() << "\"\nfile = \"" << (dir / "model.onnx").string()
-                                            << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\n"
-                                               "channels = 3\n";
+    std::ofstream(model_dir / "model.toml")
+        << "name = \"" << GetParam() << "\"\nfile = \"" << (dir / "model.onnx").string()
+        << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\n"
+           "channels = 3\n";
     std::ofstream labels(model_dir / "labels.txt");
     for (int i = 0; i < 1000; ++i) labels << "class" << i << "\n";
   }

@@ -103,8 +103,10 @@ TEST(BundledModel, TopOneIdenticalToPyTorchOnAllTestImages) {
     }
   }
   const double accuracy = 100.0 * static_cast<double>(correct) / static_cast<double>(count);
-  std::printf("[ bundled ] top-1 identical to PyTorch on %zu/%zu images; top-1 accuracy %.2f%%; "
-              "max relative logit error %.3g\n", same_top1, count, accuracy, worst);
+  std::printf(
+      "[ bundled ] top-1 identical to PyTorch on %zu/%zu images; top-1 accuracy %.2f%%; "
+      "max relative logit error %.3g\n",
+      same_top1, count, accuracy, worst);
   EXPECT_EQ(same_top1, count);
   EXPECT_LE(worst, kMaxRelativeError);
   EXPECT_GE(accuracy, 90.0);

@@ -69,12 +69,12 @@ TEST(BearerTokens, AcceptsOnlyTheBearerSchemeWithAKnownToken) {
 }
 
 TEST(HttpAuth, InferenceTelemetryAndMetricsWantATokenHealthAndPagesDoNot) {
-  for (const char* path : {"/v1/classify", "/v1/models", "/v1/telemetry", "/v1/telemetry/stream", "/metrics",
-                           "/v1", "/v1/anything", "/v2", "/v2/models/m/infer", "/v2/health/metadata", "/v2/"}) {
+  for (const char* path : {"/v1/classify", "/v1/models", "/v1/telemetry", "/v1/telemetry/stream", "/metrics", "/v1",
+                           "/v1/anything", "/v2", "/v2/models/m/infer", "/v2/health/metadata", "/v2/"}) {
     EXPECT_TRUE(http_path_needs_token(path)) << path;
   }
-  for (const char* path : {"/healthz", "/v2/health/live", "/v2/health/ready", "/", "/index.html", "/app.js",
-                           "/v1x", "/metricsx"}) {
+  for (const char* path :
+       {"/healthz", "/v2/health/live", "/v2/health/ready", "/", "/index.html", "/app.js", "/v1x", "/metricsx"}) {
     EXPECT_FALSE(http_path_needs_token(path)) << path;
   }
 }

@@ -66,7 +66,8 @@ std::vector<float> iota(size_t n, float start = 1.0f, float step = 1.0f) {
 
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], tol * std::max(1.0f, std::fabs(want[i]))) << "at " << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol * std::max(1.0f, std::fabs(want[i]))) << "at " << i;
 }
 
 void expect_error(const Result<Graph>& r, StatusCode code, const std::vector<std::string>& parts) {
@@ -112,8 +113,8 @@ TEST(CaffeImporter, ConvolutionHWFormsGroupAndBias) {
   EXPECT_EQ(y.shape, (Shape{1, 2, 2, 3}));
   // channel 0 (1..9): the sums of input rows (pad, 0, 1) and (1, 2, pad).
   // channel 1 (10..18): 2 * input row 0 and row 2.
-  expect_near(y.data, {1 + 4 + 0.5f, 2 + 5 + 0.5f, 3 + 6 + 0.5f, 4 + 7 + 0.5f, 5 + 8 + 0.5f, 6 + 9 + 0.5f,
-                       20 - 1, 22 - 1, 24 - 1, 32 - 1, 34 - 1, 36 - 1});
+  expect_near(y.data, {1 + 4 + 0.5f, 2 + 5 + 0.5f, 3 + 6 + 0.5f, 4 + 7 + 0.5f, 5 + 8 + 0.5f, 6 + 9 + 0.5f, 20 - 1,
+                       22 - 1, 24 - 1, 32 - 1, 34 - 1, 36 - 1});
 }
 
 TEST(CaffeImporter, ConvolutionDilationAndNoBias) {
@@ -177,7 +178,8 @@ TEST(CaffeImporter, PoolingFloorRoundingBothSpellings) {
   for (const char* option : {"round_mode: FLOOR", "ceil_mode: false"}) {
     const std::string net = input_layer({1, 1, 7, 7}) +
                             "layer { name: 'p' type: 'Pooling' bottom: 'data' top: 'p' pooling_param { pool: MAX "
-                            "kernel_size: 2 stride: 2 " + std::string(option) + " } }";
+                            "kernel_size: 2 stride: 2 " +
+                            std::string(option) + " } }";
     auto g = import(net);
     ASSERT_TRUE(g.is_ok()) << g.status().to_string();
     auto shapes = infer_shapes(*g, 1);
@@ -185,9 +187,11 @@ TEST(CaffeImporter, PoolingFloorRoundingBothSpellings) {
     EXPECT_EQ(shapes->at("p"), (Shape{1, 1, 3, 3})) << option;
   }
   // Caffe's own rule would keep a window starting past the input (stride > kernel, no pad).
-  expect_error(import(input_layer({1, 1, 6, 6}) +
-                      "layer { name: 'odd' type: 'Pooling' bottom: 'data' top: 'odd' pooling_param { kernel_size: 1 stride: 4 } }"),
-               StatusCode::kUnimplemented, {"layer 'odd' (Pooling)", "outside the input"});
+  expect_error(
+      import(
+          input_layer({1, 1, 6, 6}) +
+          "layer { name: 'odd' type: 'Pooling' bottom: 'data' top: 'odd' pooling_param { kernel_size: 1 stride: 4 } }"),
+      StatusCode::kUnimplemented, {"layer 'odd' (Pooling)", "outside the input"});
 }
 
 TEST(CaffeImporter, ReluAndLeakyRelu) {
@@ -342,8 +346,8 @@ TEST(CaffeImporter, SoftmaxFlattenAndReshape) {
   EXPECT_EQ(shapes->at("out"), (Shape{2, 12}));
   Tensor y = run(*g, Tensor({1, 2, 2, 3}, {0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 0, 0}));
   const float e = std::exp(1.0f) + std::exp(2.0f) + std::exp(3.0f);
-  expect_near(y.data, {1 / 3.f, 1 / 3.f, 1 / 3.f, std::exp(1.0f) / e, std::exp(2.0f) / e, std::exp(3.0f) / e,
-                       1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f});
+  expect_near(y.data, {1 / 3.f, 1 / 3.f, 1 / 3.f, std::exp(1.0f) / e, std::exp(2.0f) / e, std::exp(3.0f) / e, 1 / 3.f,
+                       1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f});
 }
 
 TEST(CaffeImporter, InputForms) {
@@ -382,15 +386,19 @@ TEST(CaffeImporter, ErrorsNameTheLayer) {
   expect_error(import(in + "layer { name: 'sig' type: 'Sigmoid' bottom: 'data' top: 'sig' }"),
                StatusCode::kUnimplemented, {"layer 'sig' (Sigmoid)", "not supported"});
   // An unsupported layer's own parameters do not hide that error.
-  expect_error(import(in + "layer { name: 'pr' type: 'PReLU' bottom: 'data' top: 'pr' prelu_param { channel_shared: true } }"),
-               StatusCode::kUnimplemented, {"layer 'pr' (PReLU)"});
+  expect_error(
+      import(in + "layer { name: 'pr' type: 'PReLU' bottom: 'data' top: 'pr' prelu_param { channel_shared: true } }"),
+      StatusCode::kUnimplemented, {"layer 'pr' (PReLU)"});
   expect_error(import(in + "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'data' top: 'loss' }"),
                StatusCode::kUnimplemented, {"layer 'loss'", "deploy prototxt"});
-  const std::string conv = in + "layer { name: 'conv1' type: 'Convolution' bottom: 'data' top: 'c' convolution_param { num_output: 2 kernel_size: 3 } }";
+  const std::string conv = in +
+                           "layer { name: 'conv1' type: 'Convolution' bottom: 'data' top: 'c' convolution_param { "
+                           "num_output: 2 kernel_size: 3 } }";
   expect_error(import(conv), StatusCode::kInvalidArgument, {"layer 'conv1' (Convolution)", "no trained weights"});
   Weights wrong;
   wrong.add("conv1", {{{2, 1, 5, 5}, std::vector<float>(50, 0.0f)}, {{2}, {0, 0}}});
-  expect_error(import(conv, wrong), StatusCode::kInvalidArgument, {"layer 'conv1' (Convolution)", "[2,1,5,5]", "[2,1,3,3]"});
+  expect_error(import(conv, wrong), StatusCode::kInvalidArgument,
+               {"layer 'conv1' (Convolution)", "[2,1,5,5]", "[2,1,3,3]"});
   Weights short_blobs;
   short_blobs.add("conv1", {{{2, 1, 3, 3}, std::vector<float>(18, 0.0f)}});
   expect_error(import(conv, short_blobs), StatusCode::kInvalidArgument, {"layer 'conv1'", "blob 1 (bias) is missing"});
@@ -398,20 +406,24 @@ TEST(CaffeImporter, ErrorsNameTheLayer) {
                {"layer 'r' (ReLU)", "bottom 'nope'"});
   expect_error(import(in + "layer { name: 'broken' type: 'ReLU' bottom: 'data' top: 'r'"), StatusCode::kInvalidArgument,
                {"deploy.prototxt:"});
-  expect_error(import(in + "layer { name: 'p' type: 'Pooling' bottom: 'data' top: 'p' pooling_param { kernal_size: 2 } }"),
-               StatusCode::kInvalidArgument, {"deploy.prototxt:", "kernal_size"});
+  expect_error(
+      import(in + "layer { name: 'p' type: 'Pooling' bottom: 'data' top: 'p' pooling_param { kernal_size: 2 } }"),
+      StatusCode::kInvalidArgument, {"deploy.prototxt:", "kernal_size"});
   // ... but a layer the deploy net leaves out may carry settings the schema does not know.
-  auto skipped = import("layer { name: 'train' type: 'Data' top: 'data' include { phase: TRAIN }\n"
-                        "  data_param { source: 'train_lmdb' batch_size: 64 } }\n" + in +
-                        "layer { name: 'r' type: 'ReLU' bottom: 'data' top: 'r' }");
+  auto skipped = import(
+      "layer { name: 'train' type: 'Data' top: 'data' include { phase: TRAIN }\n"
+      "  data_param { source: 'train_lmdb' batch_size: 64 } }\n" +
+      in + "layer { name: 'r' type: 'ReLU' bottom: 'data' top: 'r' }");
   EXPECT_TRUE(skipped.is_ok()) << skipped.status().to_string();
   expect_error(import(in + "layer { name: 'p' type: 'Pooling' bottom: 'data' top: 'p' pooling_param { pool: MAX } }"),
                StatusCode::kInvalidArgument, {"layer 'p' (Pooling)", "kernel is required"});
-  expect_error(import("layer { name: 'r' type: 'ReLU' bottom: 'x' top: 'y' }"), StatusCode::kInvalidArgument, {"bottom 'x'"});
+  expect_error(import("layer { name: 'r' type: 'ReLU' bottom: 'x' top: 'y' }"), StatusCode::kInvalidArgument,
+               {"bottom 'x'"});
   const std::string junk = "not a protobuf";
   expect_error(import_caffe(in, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(junk.data()), junk.size())),
                StatusCode::kInvalidArgument, {"caffemodel"});
-  expect_error(import_caffe_files("/nonexistent/deploy.prototxt", {}), StatusCode::kNotFound, {"/nonexistent/deploy.prototxt"});
+  expect_error(import_caffe_files("/nonexistent/deploy.prototxt", {}), StatusCode::kNotFound,
+               {"/nonexistent/deploy.prototxt"});
 }
 
 TEST(CaffeImporter, MeanBinaryproto) {

@@ -68,9 +68,9 @@ TEST_F(CaffeModelConfigTest, ParsesWeightsMeanFileAndChannelOrder) {
   EXPECT_TRUE(config->input.bgr);
   EXPECT_FLOAT_EQ(config->input.scale, 1.0f);
   ASSERT_EQ(config->input.mean_image.size(), 18u);
-  EXPECT_FLOAT_EQ(config->input.mean_image[0], 11);         // channel 0, row 1, col 1
-  EXPECT_FLOAT_EQ(config->input.mean_image[5], 23);         // channel 0, row 2, col 3
-  EXPECT_FLOAT_EQ(config->input.mean_image[6 + 2], 113);    // channel 1, row 1, col 3
+  EXPECT_FLOAT_EQ(config->input.mean_image[0], 11);       // channel 0, row 1, col 1
+  EXPECT_FLOAT_EQ(config->input.mean_image[5], 23);       // channel 0, row 2, col 3
+  EXPECT_FLOAT_EQ(config->input.mean_image[6 + 2], 113);  // channel 1, row 1, col 3
 }
 
 TEST_F(CaffeModelConfigTest, BadCaffeSettingsNameTheKey) {
@@ -88,8 +88,11 @@ TEST_F(CaffeModelConfigTest, BadCaffeSettingsNameTheKey) {
                "'input.channel_order' must be");
   expect_error(kHead + weights + "[input]\nwidth = 3\nheight = 2\nchannels = 1\nchannel_order = \"bgr\"\n",
                "'input.channel_order' \"bgr\" needs");
-  expect_error("name = \"c\"\nformat = \"onnx\"\nfile = \"deploy.prototxt\"\nweights = \"model.caffemodel\"\n"
-               "labels = \"labels.txt\"\n" + kInput, "'weights' is only for format = \"caffe\"");
+  expect_error(
+      "name = \"c\"\nformat = \"onnx\"\nfile = \"deploy.prototxt\"\nweights = \"model.caffemodel\"\n"
+      "labels = \"labels.txt\"\n" +
+          kInput,
+      "'weights' is only for format = \"caffe\"");
   expect_error("name = \"c\"\nformat = \"caffe2\"\nfile = \"deploy.prototxt\"\nlabels = \"labels.txt\"\n" + kInput,
                "'format' must be \"onnx\" or \"caffe\"");
 }

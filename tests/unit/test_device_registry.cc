@@ -89,9 +89,9 @@ TEST(DeviceRegistry, XrtWithoutABoardFailsClearly) {
   auto device = open_device(options_of("xrt"), &note);
   ASSERT_FALSE(device.is_ok());
   EXPECT_EQ(device.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(device.status().message().rfind(
-                "--device xrt: no Xilinx device found (xrt::system::enumerate_devices() = 0)", 0),
-            0u)
+  EXPECT_EQ(
+      device.status().message().rfind("--device xrt: no Xilinx device found (xrt::system::enumerate_devices() = 0)", 0),
+      0u)
       << device.status().message();
 }
 

@@ -104,7 +104,8 @@ TEST(FleetRows, AnsweringReadyPeerHasItsFigures) {
 }
 
 TEST(FleetRows, UnreachablePeerIsARowWithTheReason) {
-  const json row = peer_row("gone:1", no_answer("connect: Connection refused"), no_answer("connect: Connection refused"));
+  const json row =
+      peer_row("gone:1", no_answer("connect: Connection refused"), no_answer("connect: Connection refused"));
   EXPECT_EQ(row["reachable"], false);
   EXPECT_EQ(row["ready"], false);
   EXPECT_EQ(row["error"], "connect: Connection refused");
@@ -118,9 +119,9 @@ TEST(FleetRows, UnreachablePeerIsARowWithTheReason) {
 }
 
 TEST(FleetRows, TokenRefusalAndDrainingAreToldApart) {
-  const json locked = peer_row(
-      "b:1", answer(401, R"({"error": {"code": "UNAUTHENTICATED", "message": "missing bearer token"}})"),
-      answer(200, R"({"ready": true})"));
+  const json locked =
+      peer_row("b:1", answer(401, R"({"error": {"code": "UNAUTHENTICATED", "message": "missing bearer token"}})"),
+               answer(200, R"({"ready": true})"));
   EXPECT_EQ(locked["reachable"], true);
   EXPECT_EQ(locked["ready"], true);
   EXPECT_TRUE(locked["device_kind"].is_null());

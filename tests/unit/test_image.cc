@@ -41,18 +41,17 @@ Bytes encode_png(uint32_t width, uint32_t height, uint8_t bit_depth, uint8_t col
   return png;
 }
 
-Bytes encode_png(uint32_t width, uint32_t height, uint8_t bit_depth, uint8_t color_type,
-                 const Bytes& samples) {
+Bytes encode_png(uint32_t width, uint32_t height, uint8_t bit_depth, uint8_t color_type, const Bytes& samples) {
   return encode_png(width, height, bit_depth, color_type, samples.data(), samples.size());
 }
 
-Bytes encode_jpeg(int width, int height, int pixel_format, const Bytes& pixels, int subsampling,
-                  int flags = 0, int quality = 100) {
+Bytes encode_jpeg(int width, int height, int pixel_format, const Bytes& pixels, int subsampling, int flags = 0,
+                  int quality = 100) {
   tjhandle tj = tjInitCompress();
   unsigned char* buffer = nullptr;
   unsigned long size = 0;
-  const int error = tjCompress2(tj, pixels.data(), width, 0, height, pixel_format, &buffer, &size,
-                                subsampling, quality, flags);
+  const int error =
+      tjCompress2(tj, pixels.data(), width, 0, height, pixel_format, &buffer, &size, subsampling, quality, flags);
   EXPECT_EQ(error, 0) << tjGetErrorStr2(tj);
   Bytes jpeg(buffer, buffer + size);
   tjFree(buffer);
@@ -131,8 +130,7 @@ Image decode_ok(const Bytes& data, int channels, const DecodeLimits& limits = {}
   return std::move(image).value();
 }
 
-void expect_rejected(const Bytes& data, const std::string& why, const DecodeLimits& limits = {},
-                     int channels = 3) {
+void expect_rejected(const Bytes& data, const std::string& why, const DecodeLimits& limits = {}, int channels = 3) {
   Result<Image> image = decode_image(data, channels, limits);
   ASSERT_FALSE(image.is_ok()) << "decoded but should fail with: " << why;
   EXPECT_EQ(image.status().code(), StatusCode::kInvalidArgument);
@@ -178,8 +176,7 @@ TEST(ImagePngTest, PaletteExpandsToRgb) {
   plte.entries[1] = {0, 255, 0, 0};
   plte.entries[2] = {10, 20, 30, 0};
   const Bytes indices = {0, 1, 2, 1};
-  const Bytes png =
-      encode_png(2, 2, 8, SPNG_COLOR_TYPE_INDEXED, indices.data(), indices.size(), false, &plte);
+  const Bytes png = encode_png(2, 2, 8, SPNG_COLOR_TYPE_INDEXED, indices.data(), indices.size(), false, &plte);
   EXPECT_EQ(decode_ok(png, 3).pixels, (Bytes{255, 0, 0, 0, 255, 0, 10, 20, 30, 0, 255, 0}));
   EXPECT_EQ(decode_ok(png, 1).pixels, (Bytes{76, 150, 18, 150}));
 }
@@ -195,8 +192,7 @@ TEST(ImagePngTest, PaletteTransparencyIsCompositedOntoWhite) {
   trns.type3_alpha[0] = 0;    // fully transparent -> white
   trns.type3_alpha[1] = 128;  // half: (v * 128 + 255 * 127) / 255
   const Bytes indices = {0, 1, 2};
-  const Bytes png =
-      encode_png(3, 1, 8, SPNG_COLOR_TYPE_INDEXED, indices.data(), indices.size(), false, &plte, &trns);
+  const Bytes png = encode_png(3, 1, 8, SPNG_COLOR_TYPE_INDEXED, indices.data(), indices.size(), false, &plte, &trns);
   EXPECT_EQ(decode_ok(png, 3).pixels, (Bytes{255, 255, 255, 127, 255, 127, 0, 0, 255}));
 }
 
@@ -360,8 +356,7 @@ TEST(ImageDecodeErrorTest, CorruptJpegHeader) {
 TEST(ImageDecodeErrorTest, JpegErrorAfterAToleratedWarning) {
   // Stray bytes before the second scan (a warning), then impossible progression parameters in
   // the last scan (an error TurboJPEG 2.1 still labels a warning, as one came first).
-  Bytes jpeg =
-      encode_jpeg(32, 32, TJPF_RGB, random_bytes(32 * 32 * 3, 8), TJSAMP_420, TJFLAG_PROGRESSIVE, 90);
+  Bytes jpeg = encode_jpeg(32, 32, TJPF_RGB, random_bytes(32 * 32 * 3, 8), TJSAMP_420, TJFLAG_PROGRESSIVE, 90);
   std::vector<size_t> scans;
   for (size_t i = 0; i + 1 < jpeg.size(); ++i) {
     if (jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA) scans.push_back(i);
@@ -389,8 +384,7 @@ TEST(ImageDecodeErrorTest, HugeJpegHeaderIsRejectedBeforeDecoding) {
   const Bytes jpeg = encode_jpeg(8, 8, TJPF_GRAY, gradient(8, 8, 1), TJSAMP_GRAY);
   expect_rejected(with_jpeg_size(jpeg, 60000, 60000),
                   "JPEG image is 60000x60000 pixels; the limit is 16384 pixels per side");
-  expect_rejected(with_jpeg_size(jpeg, 10000, 10000),
-                  "10000x10000 = 100000000 pixels; the limit is 40000000 pixels");
+  expect_rejected(with_jpeg_size(jpeg, 10000, 10000), "10000x10000 = 100000000 pixels; the limit is 40000000 pixels");
 }
 
 TEST(ImageDecodeErrorTest, CustomLimitsApply) {

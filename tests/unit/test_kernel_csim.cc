@@ -171,8 +171,8 @@ class NetBuilder {
  private:
   static uint32_t align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
-  static void set_io(LayerDesc& d, uint32_t in_c, const Tensor& in, uint32_t in_base, uint32_t out_c,
-                     const Tensor& out, uint32_t out_base) {
+  static void set_io(LayerDesc& d, uint32_t in_c, const Tensor& in, uint32_t in_base, uint32_t out_c, const Tensor& out,
+                     uint32_t out_base) {
     d.in_c = in_c;
     d.in_h = in.h;
     d.in_w = in.w;
@@ -278,10 +278,10 @@ void ref_pool(const LayerDesc& d, const std::vector<int32_t>& quant, int8_t* img
             sum += v;
           }
         }
-        const int32_t out = d.pool_kind == abi::kPoolMax
-                                ? max
-                                : abi::requantize(sum, quant[d.quant_offset], quant[d.quant_offset + 1], d.act_lo,
-                                                  d.act_hi);
+        const int32_t out =
+            d.pool_kind == abi::kPoolMax
+                ? max
+                : abi::requantize(sum, quant[d.quant_offset], quant[d.quant_offset + 1], d.act_lo, d.act_hi);
         img[d.out_offset + (static_cast<size_t>(d.out_channel_base + c) * d.out_h + y) * d.out_w + x] =
             static_cast<int8_t>(out);
       }
@@ -295,9 +295,8 @@ void ref_add(const LayerDesc& d, const std::vector<int32_t>& quant, int8_t* img)
     for (uint32_t p = 0; p < plane; ++p) {
       const int8_t a = img[d.in_offset + (d.in_channel_base + c) * plane + p];
       const int8_t b = img[d.in2_offset + (d.in2_channel_base + c) * plane + p];
-      img[d.out_offset + (d.out_channel_base + c) * plane + p] = static_cast<int8_t>(
-          abi::requantize_add(a, b, quant[d.quant_offset], quant[d.quant_offset + 1], quant[d.quant_offset + 2],
-                              d.act_lo, d.act_hi));
+      img[d.out_offset + (d.out_channel_base + c) * plane + p] = static_cast<int8_t>(abi::requantize_add(
+          a, b, quant[d.quant_offset], quant[d.quant_offset + 1], quant[d.quant_offset + 2], d.act_lo, d.act_hi));
     }
   }
 }
@@ -326,8 +325,7 @@ struct KernelRun {
 KernelRun run_words(const NetBuilder& net, const std::vector<uint32_t>& words) {
   KernelRun run;
   run.arena = net.arena();
-  tessera_accel(words.data(), net.program().weights.data(), net.program().quant.data(), run.arena.data(),
-                run.status);
+  tessera_accel(words.data(), net.program().weights.data(), net.program().quant.data(), run.arena.data(), run.status);
   return run;
 }
 
@@ -509,9 +507,9 @@ TEST(KernelCsim, FusedMaxPoolPaddingNeverWins) {
   std::vector<int32_t>& quant = net.mutable_program().quant;
   for (uint32_t i = 0; i < 6; ++i) weights[d.weight_offset + i] = static_cast<int8_t>(net.uniform(-3, 3));
   for (uint32_t oc = 0; oc < 3; ++oc) {
-    quant[d.quant_offset + oc] = -200000;          // bias: everything far below zero
-    quant[d.quant_offset + 3 + oc] = 1 << 20;      // M
-    quant[d.quant_offset + 6 + oc] = 32;           // S: y ~ acc / 4096, about -49
+    quant[d.quant_offset + oc] = -200000;      // bias: everything far below zero
+    quant[d.quant_offset + 3 + oc] = 1 << 20;  // M
+    quant[d.quant_offset + 6 + oc] = 32;       // S: y ~ acc / 4096, about -49
   }
   net.finish(1);
   d.tile_r = 2, d.tile_c = 3;
@@ -629,7 +627,8 @@ TEST(KernelCsim, RandomConvLayersMatchReferenceUnderAnyTiling) {
       if (s.conv_h() + 2 * s.ppt < s.ph || s.conv_w() + 2 * s.ppl < s.pw) s.pool = false;
     }
     s.act_lo = net.uniform(0, 1) == 0 ? -128 : 0;
-    const uint32_t in_extra = static_cast<uint32_t>(net.uniform(0, 3)), out_extra = static_cast<uint32_t>(net.uniform(0, 3));
+    const uint32_t in_extra = static_cast<uint32_t>(net.uniform(0, 3)),
+                   out_extra = static_cast<uint32_t>(net.uniform(0, 3));
     const Tensor in = net.tensor(s.in_c + in_extra, s.in_h, s.in_w);
     const Tensor out = net.tensor(s.out_c + out_extra, s.out_h(), s.out_w());
     net.conv(s, in, static_cast<uint32_t>(net.uniform(0, static_cast<int32_t>(in_extra))), out,
@@ -643,9 +642,9 @@ TEST(KernelCsim, RandomConvLayersMatchReferenceUnderAnyTiling) {
       ASSERT_EQ(run.status[0], abi::kRunOk);
       const std::string diff = first_difference(run.arena, want);
       ASSERT_TRUE(diff.empty()) << "trial " << trial << " k" << d.kernel_h << "x" << d.kernel_w << " s" << d.stride_h
-                                << "x" << d.stride_w << " d" << d.dilation_h << "x" << d.dilation_w << " g"
-                                << d.groups << " in" << d.in_c << " out" << d.out_c << " pool" << d.pool_kind << " "
-                                << tiles_of(d) << ": " << diff;
+                                << "x" << d.stride_w << " d" << d.dilation_h << "x" << d.dilation_w << " g" << d.groups
+                                << " in" << d.in_c << " out" << d.out_c << " pool" << d.pool_kind << " " << tiles_of(d)
+                                << ": " << diff;
     }
   }
 }
@@ -691,7 +690,7 @@ TEST(KernelCsim, BadProgramHeaderIsRefused) {
   const std::vector<uint32_t> good = net.program().program_words(1);
   for (int field = 0; field < 3; ++field) {
     std::vector<uint32_t> words = good;
-    if (field == 0) words[0] = 0x30525354u;    // "TSR0"
+    if (field == 0) words[0] = 0x30525354u;  // "TSR0"
     if (field == 1) words[1] = abi::kAbiVersion + 1;
     if (field == 2) words[2] = abi::kMaxLayers + 1;
     const KernelRun run = run_words(net, words);

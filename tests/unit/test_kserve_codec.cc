@@ -1,7 +1,7 @@
 // The KServe v2 codec (server/kserve/): request decoding from gRPC and JSON, every error path,
 // response and metadata encoding, and the proto's field numbers against the upstream ones.
-#include <gtest/gtest.h>
 #include <google/protobuf/descriptor.h>
+#include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
@@ -273,7 +273,8 @@ TEST(KserveGrpcDecode, Fp32InRawIsLittleEndian) {
 }
 
 TEST(KserveGrpcDecode, Fp32ShapeAndElementMismatch) {
-  expect_error(decode(grpc_request("FP32", {1, 3, 4, 4})), "inputs[0].shape: [1,3,4,4] does not match model 'fmnist' input [1,1,4,4]");
+  expect_error(decode(grpc_request("FP32", {1, 3, 4, 4})),
+               "inputs[0].shape: [1,3,4,4] does not match model 'fmnist' input [1,1,4,4]");
   expect_error(decode(grpc_request("FP32", {2, 1, 4, 4})), "does not match");
   expect_error(decode(grpc_request("FP32", {16})), "does not match");
 
@@ -291,7 +292,7 @@ TEST(KserveGrpcDecode, Fp32MustBeFinite) {
   ModelInferRequest req = grpc_request("FP32", {1, 1, 4, 4});
   for (int i = 0; i < 16; ++i) {
     req.mutable_inputs(0)->mutable_contents()->add_fp32_contents(i == 7 ? std::numeric_limits<float>::quiet_NaN()
-                                                                         : 0.0f);
+                                                                        : 0.0f);
   }
   expect_error(decode(req), "inputs[0].contents.fp32_contents: element 7 is not a finite number");
 }
@@ -420,8 +421,7 @@ TEST(KserveJsonDecode, FromBodyText) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->input.encoded_image, as_vector(png_bytes()));
 
-  expect_error(decode_infer_request_body("{\"inputs\": [}", test_model()),
-               "request body: not valid JSON");
+  expect_error(decode_infer_request_body("{\"inputs\": [}", test_model()), "request body: not valid JSON");
   expect_error(decode_infer_request_body("[1,2]", test_model()), "request body: must be a JSON object");
 }
 
@@ -448,7 +448,8 @@ TEST(KserveJsonDecode, BytesErrors) {
 
   json binary = json_png_request();
   binary["inputs"][0]["parameters"] = {{"binary_data_size", 123}};
-  expect_error(decode(binary), "inputs[0].parameters.binary_data_size: the binary tensor data extension is not supported");
+  expect_error(decode(binary),
+               "inputs[0].parameters.binary_data_size: the binary tensor data extension is not supported");
 
   json not_image = json_png_request();
   not_image["inputs"][0]["data"] = {b64("hello world")};
@@ -501,7 +502,8 @@ TEST(KserveJsonDecode, Fp32Errors) {
 }
 
 TEST(KserveJsonDecode, Uint8Pixels) {
-  json body = {{"inputs", {{{"name", "px"}, {"shape", {2, 2, 1}}, {"datatype", "UINT8"}, {"data", {0, 64, 128, 255}}}}}};
+  json body = {
+      {"inputs", {{{"name", "px"}, {"shape", {2, 2, 1}}, {"datatype", "UINT8"}, {"data", {0, 64, 128, 255}}}}}};
   auto r = decode(body);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->input.kind, InputKind::kPixels);
@@ -705,8 +707,8 @@ TEST(KserveMetadata, Model) {
 TEST(KserveMetadata, AdvertisedInputDecodes) {
   // What ModelMetadata advertises is what a generic client (perf_analyzer) will send.
   const auto meta = make_model_metadata(test_model());
-  ModelInferRequest req = grpc_request(meta.inputs(0).datatype(),
-                                       {meta.inputs(0).shape().begin(), meta.inputs(0).shape().end()});
+  ModelInferRequest req =
+      grpc_request(meta.inputs(0).datatype(), {meta.inputs(0).shape().begin(), meta.inputs(0).shape().end()});
   req.add_raw_input_contents(std::string(16 * 4, '\0'));
   EXPECT_TRUE(decode(req).is_ok());
 }
@@ -860,9 +862,9 @@ TEST(KserveProto, NoFieldsBeyondUpstream) {
 }
 
 TEST(KserveProto, ParameterMapsAndOneof) {
-  for (const char* m : {"ModelInferRequest", "ModelInferRequest.InferInputTensor",
-                        "ModelInferRequest.InferRequestedOutputTensor", "ModelInferResponse",
-                        "ModelInferResponse.InferOutputTensor"}) {
+  for (const char* m :
+       {"ModelInferRequest", "ModelInferRequest.InferInputTensor", "ModelInferRequest.InferRequestedOutputTensor",
+        "ModelInferResponse", "ModelInferResponse.InferOutputTensor"}) {
     SCOPED_TRACE(m);
     const auto* field = find_message(m)->FindFieldByName("parameters");
     ASSERT_TRUE(field->is_map());
@@ -875,8 +877,8 @@ TEST(KserveProto, ParameterMapsAndOneof) {
 }
 
 TEST(KserveProto, ServiceMethods) {
-  const auto* service = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
-      "inference.GRPCInferenceService");
+  const auto* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName("inference.GRPCInferenceService");
   ASSERT_NE(service, nullptr);
   const char* const methods[][3] = {
       {"ServerLive", "ServerLiveRequest", "ServerLiveResponse"},

@@ -41,7 +41,8 @@ TEST(MetricsRegistry, CounterWithLabelsExposesSortedChildren) {
   requests.with({{"code", "UNAVAILABLE"}, {"model", "fmnist"}}).inc();  // label order is free
   requests.with({{"model", "a"}, {"code", "OK"}}).inc(0.5);
   // The same labels give the same child.
-  EXPECT_EQ(&requests.with({{"code", "OK"}, {"model", "fmnist"}}), &requests.with({{"model", "fmnist"}, {"code", "OK"}}));
+  EXPECT_EQ(&requests.with({{"code", "OK"}, {"model", "fmnist"}}),
+            &requests.with({{"model", "fmnist"}, {"code", "OK"}}));
   EXPECT_EQ(registry.expose(),
             "# HELP tessera_requests_total Requests answered.\n"
             "# TYPE tessera_requests_total counter\n"
@@ -97,11 +98,11 @@ TEST(MetricsRegistry, GaugeSetIncDecAndCallback) {
 
 TEST(MetricsRegistry, HistogramBucketsAreCumulativeWithInfSumAndCount) {
   Registry registry;
-  HistogramFamily& latency = registry.histogram("tessera_request_duration_seconds", "Request latency.",
-                                                {"model"}, {0.25, 0.5, 1});
+  HistogramFamily& latency =
+      registry.histogram("tessera_request_duration_seconds", "Request latency.", {"model"}, {0.25, 0.5, 1});
   Histogram& h = latency.with({{"model", "m"}});
   for (double v : {0.25, 0.5, 0.75, 3.0}) h.observe(v);  // a bound is inclusive: 0.25 is in le="0.25"
-  h.observe(std::nan(""));                                // ignored
+  h.observe(std::nan(""));                               // ignored
   EXPECT_EQ(registry.expose(),
             "# HELP tessera_request_duration_seconds Request latency.\n"
             "# TYPE tessera_request_duration_seconds histogram\n"
@@ -115,7 +116,8 @@ TEST(MetricsRegistry, HistogramBucketsAreCumulativeWithInfSumAndCount) {
 
 TEST(MetricsRegistry, HistogramWithoutLabelsAndTrailingInfBound) {
   Registry registry;
-  Histogram& h = registry.histogram("batch_size", "Batch sizes.", {}, {1, 2, std::numeric_limits<double>::infinity()}).with();
+  Histogram& h =
+      registry.histogram("batch_size", "Batch sizes.", {}, {1, 2, std::numeric_limits<double>::infinity()}).with();
   h.observe(2);
   EXPECT_EQ(h.bounds(), (std::vector<double>{1, 2}));
   EXPECT_EQ(registry.expose(),
@@ -135,7 +137,11 @@ TEST(MetricsRegistry, EscapesHelpAndLabelValues) {
 
 TEST(MetricsRegistry, InvalidUtf8InLabelValuesIsReplaced) {
   Registry registry;
-  registry.gauge("g", "G.", {"name"}).with({{"name", "ok\xff" "\xC3\xA9"}}).set(1);  // bad byte, then 'é'
+  registry.gauge("g", "G.", {"name"})
+      .with({{"name",
+              "ok\xff"
+              "\xC3\xA9"}})
+      .set(1);  // bad byte, then 'é'
   EXPECT_NE(registry.expose().find("g{name=\"ok\xEF\xBF\xBD\xC3\xA9\"} 1\n"), std::string::npos) << registry.expose();
 }
 
@@ -162,8 +168,7 @@ TEST(MetricsRegistry, FormatsSpecialAndIntegralFloats) {
   g.with({{"v", "inf"}}).set(std::numeric_limits<double>::infinity());
   g.with({{"v", "nan"}}).set(std::nan(""));
   g.with({{"v", "neg"}}).set(-std::numeric_limits<double>::infinity());
-  EXPECT_EQ(registry.expose(),
-            "# HELP g G.\n# TYPE g gauge\ng{v=\"inf\"} +Inf\ng{v=\"nan\"} NaN\ng{v=\"neg\"} -Inf\n");
+  EXPECT_EQ(registry.expose(), "# HELP g G.\n# TYPE g gauge\ng{v=\"inf\"} +Inf\ng{v=\"nan\"} NaN\ng{v=\"neg\"} -Inf\n");
 }
 
 TEST(MetricsRegistry, BucketHelpers) {
@@ -234,7 +239,9 @@ TEST(MetricsRegistry, RejectsDuplicatesCollisionsAndLabelMismatches) {
   EXPECT_NE(misuse_message([&] { r.histogram("size", "Clash.", {}, {1}); }).find("size_sum"), std::string::npos);
 
   EXPECT_NE(misuse_message([&] { g.with(); }).find("label 'model' missing"), std::string::npos);
-  EXPECT_NE(misuse_message([&] { g.with({{"model", "a"}, {"device", "emu"}}); }).find("unknown label 'device'"),
+  EXPECT_NE(misuse_message([&] {
+              g.with({{"model", "a"}, {"device", "emu"}});
+            }).find("unknown label 'device'"),
             std::string::npos);
   EXPECT_NE(misuse_message([&] { g.with({{"model", "a"}, {"model", "b"}}); }).find("given twice"), std::string::npos);
   // A failed with() created nothing.
@@ -247,8 +254,8 @@ TEST(MetricsRegistry, RejectsDuplicatesCollisionsAndLabelMismatches) {
 class TempFile {
  public:
   explicit TempFile(const std::string& content)
-      : path_(std::filesystem::temp_directory_path() /
-              ("tessera-metrics-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()) + ".prom")) {
+      : path_(std::filesystem::temp_directory_path() / ("tessera-metrics-" + std::to_string(getpid()) + "-" +
+                                                        std::to_string(std::random_device{}()) + ".prom")) {
     std::ofstream(path_, std::ios::binary) << content;
   }
   ~TempFile() {
@@ -264,21 +271,23 @@ class TempFile {
 // `promtool check metrics` reading `exposition` on stdin.
 testing::ProcessOutput promtool_check(const std::string& exposition) {
   TempFile file(exposition);
-  return testing::run_process({"/bin/sh", "-c", std::string("exec ") + kPromtool + " check metrics < \"$1\"", "sh",
-                               file.path().string()},
-                              std::chrono::seconds(30));
+  return testing::run_process(
+      {"/bin/sh", "-c", std::string("exec ") + kPromtool + " check metrics < \"$1\"", "sh", file.path().string()},
+      std::chrono::seconds(30));
 }
 
 // Families shaped like what tesserad exposes.
 std::string realistic_exposition() {
   Registry r;
-  CounterFamily& requests = r.counter("tessera_requests_total", "Classification requests answered, by model and code.",
-                                      {"model", "code"});
+  CounterFamily& requests =
+      r.counter("tessera_requests_total", "Classification requests answered, by model and code.", {"model", "code"});
   requests.with({{"model", "fashion-mnist"}, {"code", "OK"}}).inc(1234);
   requests.with({{"model", "fashion-mnist"}, {"code", "RESOURCE_EXHAUSTED"}}).inc(3);
   requests.with({{"model", "zoo/lenet \"v2\""}, {"code", "OK"}}).inc(7);
   r.counter("tessera_energy_joules_total", "Energy used by the board.").with().inc(8123.375);
-  r.gauge("tessera_queue_depth", "Requests waiting in the batcher.", {"model"}).with({{"model", "fashion-mnist"}}).set(2);
+  r.gauge("tessera_queue_depth", "Requests waiting in the batcher.", {"model"})
+      .with({{"model", "fashion-mnist"}})
+      .set(2);
   r.gauge("tessera_power_watts", "Board power draw.").with().set_callback([] { return 9.75; });
   r.gauge("tessera_temperature_celsius", "Die temperature; NaN when unsupported.").with().set(std::nan(""));
   r.gauge("tessera_build_info", "Build and device; always 1.", {"version", "device"})

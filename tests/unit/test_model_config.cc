@@ -91,24 +91,34 @@ TEST_F(ModelConfigTest, BadConfigsNameTheKey) {
                "'input.width'");
   expect_error("name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=2\n",
                "'input.channels'");
-  expect_error("name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=3\n"
-               "mean=[1,2]\n", "'input.mean'");
-  expect_error("name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=1\n"
-               "std=[0]\n", "'input.std'");
-  expect_error("name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=1\n"
-               "invert=\"sometimes\"\n", "'input.invert'");
-  expect_error("name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=1\n"
-               "resize=\"zoom\"\n", "'input.resize'");
-  expect_error("name = \"x\"\nformat = \"tflite\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\n"
-               "width=2\nheight=1\nchannels=1\n", "'format'");
+  expect_error(
+      "name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=3\n"
+      "mean=[1,2]\n",
+      "'input.mean'");
+  expect_error(
+      "name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=1\n"
+      "std=[0]\n",
+      "'input.std'");
+  expect_error(
+      "name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=1\n"
+      "invert=\"sometimes\"\n",
+      "'input.invert'");
+  expect_error(
+      "name = \"x\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth=2\nheight=1\nchannels=1\n"
+      "resize=\"zoom\"\n",
+      "'input.resize'");
+  expect_error(
+      "name = \"x\"\nformat = \"tflite\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\n"
+      "width=2\nheight=1\nchannels=1\n",
+      "'format'");
   expect_error("name = [oops", "model.toml:1");
 }
 
 TEST_F(ModelConfigTest, BatchingAndPrecisionOverrideTheDaemon) {
   write("model.toml", std::string(kValid) + "precision = \"fp32\"\n" /* lands in [input]: refused below */);
   EXPECT_FALSE(load_model_config(dir_).is_ok());
-  write("model.toml", "precision = \"fp32\"\n" + std::string(kValid) +
-                          "[batching]\nmax_batch = 16\nmax_queue_delay_us = 500\n");
+  write("model.toml",
+        "precision = \"fp32\"\n" + std::string(kValid) + "[batching]\nmax_batch = 16\nmax_queue_delay_us = 500\n");
   auto config = load_model_config(dir_);
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
   EXPECT_EQ(config->precision, "fp32");

@@ -27,8 +27,8 @@ TEST(Multipart, RecognisesTheContentType) {
 
 TEST(Multipart, FindsTheImageFieldAmongOthers) {
   const std::string png("\x89PNG\r\n\x1a\n\0binary\r\n--not-a-boundary", 29);
-  const std::string body = part("name=\"top_k\"", "3") + part("name=\"image\"; filename=\"boot.png\"", png, "image/png") +
-                           kDelim + "--\r\n";
+  const std::string body =
+      part("name=\"top_k\"", "3") + part("name=\"image\"; filename=\"boot.png\"", png, "image/png") + kDelim + "--\r\n";
   auto file = multipart_file(kType, body);
   ASSERT_TRUE(file.is_ok()) << file.status().to_string();
   EXPECT_EQ(std::string(*file), png) << "CRLF and dashes inside the content are kept";

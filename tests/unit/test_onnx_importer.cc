@@ -95,7 +95,10 @@ class ModelBuilder {
     auto* shape = tt->mutable_shape();
     for (size_t i = 0; i < dims.size(); ++i) {
       auto* d = shape->add_dim();
-      if (i == 0) d->set_dim_param("N"); else d->set_dim_value(dims[i]);
+      if (i == 0)
+        d->set_dim_param("N");
+      else
+        d->set_dim_value(dims[i]);
     }
   }
   ModelProto model_;
@@ -240,8 +243,8 @@ void expect_error(Result<Graph> graph, StatusCode code, const std::string& fragm
 
 TEST(OnnxImporter, GarbageBytesAreInvalidArgument) {
   const std::string junk = "\x08\x96\x01this is not an onnx file\xff\xff\xff";
-  expect_error(import_onnx({reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}),
-               StatusCode::kInvalidArgument, "ONNX");
+  expect_error(import_onnx({reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}), StatusCode::kInvalidArgument,
+               "ONNX");
   expect_error(import_onnx({}), StatusCode::kInvalidArgument, "empty");
 }
 

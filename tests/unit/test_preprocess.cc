@@ -24,16 +24,14 @@ Image make_image(int width, int height, int channels, std::vector<uint8_t> pixel
 
 // A gray image whose border ring is `border` and whose inside is `inside`.
 Image framed(int width, int height, uint8_t border, uint8_t inside) {
-  Image image =
-      make_image(width, height, 1, std::vector<uint8_t>(static_cast<size_t>(width * height), border));
+  Image image = make_image(width, height, 1, std::vector<uint8_t>(static_cast<size_t>(width * height), border));
   for (int y = 1; y + 1 < height; ++y)
     for (int x = 1; x + 1 < width; ++x) image.pixels[static_cast<size_t>(y * width + x)] = inside;
   return image;
 }
 
 // Raw pixel values out (scale 1, no mean/std) unless the test says otherwise.
-PreprocessConfig raw_config(int width, int height, int channels = 1,
-                            ResizeMode resize = ResizeMode::kStretch) {
+PreprocessConfig raw_config(int width, int height, int channels = 1, ResizeMode resize = ResizeMode::kStretch) {
   PreprocessConfig config;
   config.width = width;
   config.height = height;
@@ -73,8 +71,7 @@ TEST(PreprocessTest, SameSizeStretchIsExact) {
   Result<Tensor> tensor = preprocess(image, config);
   ASSERT_TRUE(tensor.is_ok()) << tensor.status().to_string();
   EXPECT_EQ(tensor->shape, (Shape{1, 1, 28, 28}));
-  for (size_t i = 0; i < pixels.size(); ++i)
-    ASSERT_EQ(tensor->data[i], static_cast<float>(pixels[i]) / 255.0f);
+  for (size_t i = 0; i < pixels.size(); ++i) ASSERT_EQ(tensor->data[i], static_cast<float>(pixels[i]) / 255.0f);
   // Fit and centre crop at the same size are exact too.
   config.resize = ResizeMode::kFit;
   EXPECT_EQ(run(image, config), tensor->data);
@@ -95,8 +92,8 @@ TEST(PreprocessTest, MeanStdNormalisation) {
   imagenet.scale = 255.0f;
   imagenet.mean = {0.485f, 0.456f, 0.406f};
   imagenet.std = {0.229f, 0.224f, 0.225f};
-  expect_near(run(rgb, imagenet),
-              {(1.0f - 0.485f) / 0.229f, (0.0f - 0.456f) / 0.224f, (0.2f - 0.406f) / 0.225f}, 1e-5f);
+  expect_near(run(rgb, imagenet), {(1.0f - 0.485f) / 0.229f, (0.0f - 0.456f) / 0.224f, (0.2f - 0.406f) / 0.225f},
+              1e-5f);
   imagenet.mean = {0.5f};  // one value serves every channel
   imagenet.std = {};
   expect_near(run(rgb, imagenet), {0.5f, -0.5f, -0.3f}, 1e-6f);

@@ -14,8 +14,7 @@ namespace tessera::host {
 namespace {
 
 // Checks shape and every value (absolute tolerance, relative for large values).
-void expect_tensor(const Result<Tensor>& r, const Shape& shape, const std::vector<float>& values,
-                   float tol = 1e-5f) {
+void expect_tensor(const Result<Tensor>& r, const Shape& shape, const std::vector<float>& values, float tol = 1e-5f) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_EQ(r->shape, shape);
   ASSERT_EQ(r->data.size(), values.size());
@@ -27,8 +26,7 @@ void expect_tensor(const Result<Tensor>& r, const Shape& shape, const std::vecto
 void expect_same(const Tensor& got, const Tensor& want, float tol = 1e-4f) {
   ASSERT_EQ(got.shape, want.shape);
   for (size_t i = 0; i < want.data.size(); ++i) {
-    ASSERT_NEAR(got.data[i], want.data[i], tol * std::max(1.0f, std::fabs(want.data[i])))
-        << "at " << i;
+    ASSERT_NEAR(got.data[i], want.data[i], tol * std::max(1.0f, std::fabs(want.data[i]))) << "at " << i;
   }
 }
 
@@ -64,15 +62,13 @@ ConvAttrs conv2x2(int stride, int pad, int dilation) {
 TEST(Conv2d, ValidNoPadWithBias) {
   // [1 2;4 5].[1 2;3 4] = 1+4+12+20 = 37, then 47, 67, 77; bias 0.5.
   const Tensor bias({1}, {0.5f});
-  expect_tensor(conv2d(image3x3(), kernel2x2(), &bias, conv2x2(1, 0, 1)), {1, 1, 2, 2},
-                {37.5f, 47.5f, 67.5f, 77.5f});
+  expect_tensor(conv2d(image3x3(), kernel2x2(), &bias, conv2x2(1, 0, 1)), {1, 1, 2, 2}, {37.5f, 47.5f, 67.5f, 77.5f});
 }
 
 TEST(Conv2d, StrideTwoPadOne) {
   // Windows start at -1 and 1: (0,0) sees only x00*w11 = 4; (0,1): x01*w10 + x02*w11 = 6+12;
   // (1,0): x10*w01 + x20*w11 = 8+28; (1,1): 5+12+24+36.
-  expect_tensor(conv2d(image3x3(), kernel2x2(), nullptr, conv2x2(2, 1, 1)), {1, 1, 2, 2},
-                {4, 18, 36, 77});
+  expect_tensor(conv2d(image3x3(), kernel2x2(), nullptr, conv2x2(2, 1, 1)), {1, 1, 2, 2}, {4, 18, 36, 77});
 }
 
 TEST(Conv2d, DilationTwo) {
@@ -185,17 +181,11 @@ TEST(Conv2d, MatchesNaiveLoopsOnRandomShapes) {
 
 // ---- Activations ----
 
-TEST(Relu, ClampsNegatives) {
-  expect_tensor(relu(Tensor({2, 2}, {-1, 0, 2.5f, -0.0001f})), {2, 2}, {0, 0, 2.5f, 0});
-}
+TEST(Relu, ClampsNegatives) { expect_tensor(relu(Tensor({2, 2}, {-1, 0, 2.5f, -0.0001f})), {2, 2}, {0, 0, 2.5f, 0}); }
 
-TEST(Clip, Relu6) {
-  expect_tensor(clip(Tensor({4}, {-3, 2, 6, 7.5f}), ClipAttrs{0, 6}), {4}, {0, 2, 6, 6});
-}
+TEST(Clip, Relu6) { expect_tensor(clip(Tensor({4}, {-3, 2, 6, 7.5f}), ClipAttrs{0, 6}), {4}, {0, 2, 6, 6}); }
 
-TEST(Identity, PassesThrough) {
-  expect_tensor(identity(Tensor({1, 3}, {1, -2, 3})), {1, 3}, {1, -2, 3});
-}
+TEST(Identity, PassesThrough) { expect_tensor(identity(Tensor({1, 3}, {1, -2, 3})), {1, 3}, {1, -2, 3}); }
 
 // ---- Pools ----
 
@@ -274,11 +264,9 @@ TEST(Gemm, TransBWithBiasAlphaBeta) {
   const Tensor b({4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1});  // rows are B's columns
   const Tensor c({4}, {10, 20, 30, 40});
   // A B^T = [1 2 3 6; 4 5 6 15]; 2 * that + 0.5 * c.
-  expect_tensor(gemm(a, b, &c, GemmAttrs{2, 0.5f, false, true}), {2, 4},
-                {7, 14, 21, 32, 13, 20, 27, 50});
+  expect_tensor(gemm(a, b, &c, GemmAttrs{2, 0.5f, false, true}), {2, 4}, {7, 14, 21, 32, 13, 20, 27, 50});
   // Without C; alpha 1.
-  expect_tensor(gemm(a, b, nullptr, GemmAttrs{1, 1, false, true}), {2, 4},
-                {1, 2, 3, 6, 4, 5, 6, 15});
+  expect_tensor(gemm(a, b, nullptr, GemmAttrs{1, 1, false, true}), {2, 4}, {1, 2, 3, 6, 4, 5, 6, 15});
 }
 
 TEST(Gemm, TransAAndColumnBias) {
@@ -368,8 +356,7 @@ TEST(Add, SameShapeAndScalar) {
 
 TEST(Mul, PerChannelScale) {
   // [1,2,1,2] * [2,1,1]: channel 0 x2, channel 1 x-1.
-  expect_tensor(mul(Tensor({1, 2, 1, 2}, {1, 2, 3, 4}), Tensor({2, 1, 1}, {2, -1})), {1, 2, 1, 2},
-                {2, 4, -3, -4});
+  expect_tensor(mul(Tensor({1, 2, 1, 2}, {1, 2, 3, 4}), Tensor({2, 1, 1}, {2, -1})), {1, 2, 1, 2}, {2, 4, -3, -4});
 }
 
 // ---- Data movement ----
@@ -425,8 +412,7 @@ TEST(Lrn, EvenSizeLooksAheadAndPowBeta) {
   // size 2: floor(1/2) = 0 channels before, ceil(1/2) = 1 after. alpha/size = 1, bias 0,
   // beta 0.5: y = x / sqrt(x_c^2 + x_{c+1}^2).
   const Tensor x({1, 3, 1, 1}, {3, 4, 12});
-  expect_tensor(lrn(x, LrnAttrs{2, 2.0f, 0.5f, 0.0f, false}), {1, 3, 1, 1},
-                {3.0f / 5, 4.0f / 12.649111f, 1});
+  expect_tensor(lrn(x, LrnAttrs{2, 2.0f, 0.5f, 0.0f, false}), {1, 3, 1, 1}, {3.0f / 5, 4.0f / 12.649111f, 1});
   // AlexNet-style size 5, beta 0.75 on 5 channels at 2 pixels: centre channel sums all five.
   Tensor y({1, 5, 1, 2});
   for (int c = 0; c < 5; ++c) {
@@ -447,21 +433,18 @@ TEST(Softmax, StableWithLargeValues) {
   const float s = std::exp(-2.0f) + std::exp(-1.0f) + 1.0f;
   expect_tensor(softmax(Tensor({1, 3}, {1000, 1001, 1002}), 1), {1, 3},
                 {std::exp(-2.0f) / s, std::exp(-1.0f) / s, 1.0f / s});
-  expect_tensor(softmax(Tensor({1, 3}, {-1000, -1000, -1000}), -1), {1, 3},
-                {1.0f / 3, 1.0f / 3, 1.0f / 3});
+  expect_tensor(softmax(Tensor({1, 3}, {-1000, -1000, -1000}), -1), {1, 3}, {1.0f / 3, 1.0f / 3, 1.0f / 3});
 }
 
 TEST(Softmax, AlongAnInnerAxis) {
   // [2,2] along axis 0: columns normalise: col 0 {0, ln 3} -> {1/4, 3/4}; col 1 {5, 5}.
-  expect_tensor(softmax(Tensor({2, 2}, {0, 5, std::log(3.0f), 5}), 0), {2, 2},
-                {0.25f, 0.5f, 0.75f, 0.5f});
+  expect_tensor(softmax(Tensor({2, 2}, {0, 5, std::log(3.0f), 5}), 0), {2, 2}, {0.25f, 0.5f, 0.75f, 0.5f});
   expect_error(softmax(Tensor({2, 2}), 2), "out of range");
 }
 
 // ---- The reference executor ----
 
-Node make_node(std::string name, OpKind op, std::vector<std::string> in, std::string out,
-               NodeAttrs attrs = {}) {
+Node make_node(std::string name, OpKind op, std::vector<std::string> in, std::string out, NodeAttrs attrs = {}) {
   return Node{std::move(name), op, std::move(in), {std::move(out)}, std::move(attrs)};
 }
 
@@ -497,8 +480,7 @@ Graph residual_cnn(std::mt19937& rng) {
       make_node("add", OpKind::kAdd, {"r", "p"}, "sum"),
       make_node("pool", OpKind::kMaxPool, {"sum"}, "pooled", pool(2, 2, 0)),
       make_node("flat", OpKind::kFlatten, {"pooled"}, "flat", AxisAttrs{1}),
-      make_node("fc", OpKind::kGemm, {"flat", "fc.w", "fc.b"}, "logits",
-                GemmAttrs{1, 1, false, true}),
+      make_node("fc", OpKind::kGemm, {"flat", "fc.w", "fc.b"}, "logits", GemmAttrs{1, 1, false, true}),
       make_node("softmax", OpKind::kSoftmax, {"logits"}, "prob", AxisAttrs{1}),
   };
   return g;
@@ -508,8 +490,7 @@ Graph residual_cnn(std::mt19937& rng) {
 Tensor residual_cnn_by_hand(const Graph& g, const Tensor& image) {
   auto k = [&](const char* name) -> const Tensor& { return *g.constant(name); };
   Tensor c = *conv2d(image, k("c.w"), &k("c.b"), conv3x3_pad1());
-  Tensor bn =
-      *batch_norm(c, k("bn.scale"), k("bn.bias"), k("bn.mean"), k("bn.var"), BatchNormAttrs{});
+  Tensor bn = *batch_norm(c, k("bn.scale"), k("bn.bias"), k("bn.mean"), k("bn.var"), BatchNormAttrs{});
   Tensor r = *relu(bn);
   Tensor p = *conv2d(image, k("proj.w"), nullptr, ConvAttrs{});
   Tensor pooled = *max_pool2d(*add(r, p), pool(2, 2, 0));
@@ -636,15 +617,13 @@ TEST(ReferenceExecutor, ErrorsNameTheInputOrNode) {
   const Graph g = residual_cnn(rng);
   auto missing = run_reference(g, {});
   ASSERT_FALSE(missing.is_ok());
-  EXPECT_NE(missing.status().message().find("graph input 'image' (read by node 'conv' (Conv))"),
-            std::string::npos)
+  EXPECT_NE(missing.status().message().find("graph input 'image' (read by node 'conv' (Conv))"), std::string::npos)
       << missing.status().message();
 
   auto wrong = run_reference(g, {{"image", Tensor({1, 3, 8, 8})}});
   ASSERT_FALSE(wrong.is_ok());
   EXPECT_EQ(wrong.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(wrong.status().message().find(
-                "input 'image' has shape [1,3,8,8], the graph expects [-1,2,8,8]"),
+  EXPECT_NE(wrong.status().message().find("input 'image' has shape [1,3,8,8], the graph expects [-1,2,8,8]"),
             std::string::npos)
       << wrong.status().message();
 

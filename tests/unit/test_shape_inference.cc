@@ -37,14 +37,12 @@ PoolAttrs pool_attrs(int k, int stride, int pad = 0, bool ceil_mode = false) {
 }
 
 TEST(ConvShape, SamePaddingStrideAndDilation) {
-  EXPECT_EQ(*conv_output_shape({2, 3, 5, 5}, {8, 3, 3, 3}, nullptr, conv_attrs(3, 1, 1)),
-            (Shape{2, 8, 5, 5}));
+  EXPECT_EQ(*conv_output_shape({2, 3, 5, 5}, {8, 3, 3, 3}, nullptr, conv_attrs(3, 1, 1)), (Shape{2, 8, 5, 5}));
   // ResNet's stem: 224 + 6 - 7 = 223, / 2 = 111, + 1 = 112.
   EXPECT_EQ(*conv_output_shape({1, 3, 224, 224}, {64, 3, 7, 7}, nullptr, conv_attrs(7, 2, 3)),
             (Shape{1, 64, 112, 112}));
   // Dilation 2 spreads a 3-tap kernel over 5 inputs: 7 - 5 + 1 = 3.
-  EXPECT_EQ(*conv_output_shape({1, 1, 7, 7}, {1, 1, 3, 3}, nullptr, conv_attrs(3, 1, 0, 2)),
-            (Shape{1, 1, 3, 3}));
+  EXPECT_EQ(*conv_output_shape({1, 1, 7, 7}, {1, 1, 3, 3}, nullptr, conv_attrs(3, 1, 0, 2)), (Shape{1, 1, 3, 3}));
   // Non-square with asymmetric pads: H 4 + 1 + 0 - 2 + 1 = 4; W 6 + 0 + 2 - 3 = 5, / 2 + 1 = 3.
   ConvAttrs a;
   a.kernel = {2, 3};
@@ -54,13 +52,11 @@ TEST(ConvShape, SamePaddingStrideAndDilation) {
 }
 
 TEST(ConvShape, GroupsAndDepthwise) {
-  EXPECT_EQ(*conv_output_shape({1, 4, 5, 5}, {6, 2, 3, 3}, nullptr, conv_attrs(3, 1, 0, 1, 2)),
-            (Shape{1, 6, 3, 3}));
+  EXPECT_EQ(*conv_output_shape({1, 4, 5, 5}, {6, 2, 3, 3}, nullptr, conv_attrs(3, 1, 0, 1, 2)), (Shape{1, 6, 3, 3}));
   EXPECT_EQ(*conv_output_shape({1, 32, 8, 8}, {32, 1, 3, 3}, nullptr, conv_attrs(3, 2, 1, 1, 32)),
             (Shape{1, 32, 4, 4}));
   const Shape bias{6};
-  EXPECT_TRUE(
-      conv_output_shape({1, 4, 5, 5}, {6, 2, 3, 3}, &bias, conv_attrs(3, 1, 0, 1, 2)).is_ok());
+  EXPECT_TRUE(conv_output_shape({1, 4, 5, 5}, {6, 2, 3, 3}, &bias, conv_attrs(3, 1, 0, 1, 2)).is_ok());
 }
 
 TEST(ConvShape, ErrorsSayWhatIsWrong) {
@@ -75,20 +71,17 @@ TEST(ConvShape, ErrorsSayWhatIsWrong) {
   expect_invalid(conv_output_shape({1, 3, 5, 5}, {8, 3, 3, 3}, nullptr, conv_attrs(5)),
                  "kernel_shape [5,5] does not match weights [8,3,3,3]");
   const Shape bias{7};
-  expect_invalid(conv_output_shape({1, 3, 5, 5}, {8, 3, 3, 3}, &bias, conv_attrs(3)),
-                 "bias must be [8], got [7]");
+  expect_invalid(conv_output_shape({1, 3, 5, 5}, {8, 3, 3, 3}, &bias, conv_attrs(3)), "bias must be [8], got [7]");
   expect_invalid(conv_output_shape({1, 3, 2, 2}, {8, 3, 3, 3}, nullptr, conv_attrs(3)),
                  "smaller than the dilated kernel");
   expect_invalid(conv_output_shape({3, 5, 5}, {8, 3, 3, 3}, nullptr, conv_attrs(3)), "4-D NCHW");
-  expect_invalid(conv_output_shape({1, 3, 5, 5}, {8, 3, 3, 3}, nullptr, conv_attrs(3, 0)),
-                 "stride");
+  expect_invalid(conv_output_shape({1, 3, 5, 5}, {8, 3, 3, 3}, nullptr, conv_attrs(3, 0)), "stride");
 }
 
 TEST(PoolShape, FloorAndCeilMode) {
   // 112 - 3 = 109: floor(109 / 2) + 1 = 55, ceil -> 56 (GoogLeNet's ceil-mode pools).
   EXPECT_EQ(*pool_output_shape({1, 64, 112, 112}, pool_attrs(3, 2)), (Shape{1, 64, 55, 55}));
-  EXPECT_EQ(*pool_output_shape({1, 64, 112, 112}, pool_attrs(3, 2, 0, true)),
-            (Shape{1, 64, 56, 56}));
+  EXPECT_EQ(*pool_output_shape({1, 64, 112, 112}, pool_attrs(3, 2, 0, true)), (Shape{1, 64, 56, 56}));
   // ResNet's pool: 112 + 2 - 3 = 111, / 2 + 1 = 56.
   EXPECT_EQ(*pool_output_shape({1, 64, 112, 112}, pool_attrs(3, 2, 1)), (Shape{1, 64, 56, 56}));
   EXPECT_EQ(*pool_output_dim(5, 2, 2, 0, 0, false), 2);
@@ -104,8 +97,7 @@ TEST(PoolShape, CeilModeLastWindowMustStartInsideInputOrLeadingPad) {
 }
 
 TEST(PoolShape, Errors) {
-  expect_invalid(pool_output_shape({1, 1, 4, 4}, pool_attrs(2, 2, 2)),
-                 "must be smaller than the kernel");
+  expect_invalid(pool_output_shape({1, 1, 4, 4}, pool_attrs(2, 2, 2)), "must be smaller than the kernel");
   expect_invalid(pool_output_shape({1, 1, 2, 2}, pool_attrs(3, 1)), "smaller than the kernel 3");
   expect_invalid(pool_output_shape({1, 4, 4}, pool_attrs(2, 2)), "4-D");
   expect_invalid(pool_output_shape({1, 1, 4, 4}, pool_attrs(2, 0)), "stride");
@@ -125,12 +117,10 @@ TEST(GemmShape, TransposesAndBias) {
   EXPECT_TRUE(gemm_output_shape({2, 3}, {4, 3}, &col, a).is_ok());
   EXPECT_TRUE(gemm_output_shape({2, 3}, {4, 3}, &full, a).is_ok());
   EXPECT_TRUE(gemm_output_shape({2, 3}, {4, 3}, &scalar, a).is_ok());
-  expect_invalid(gemm_output_shape({2, 3}, {4, 3}, &bad, a),
-                 "C [3] does not broadcast to the output [2,4]");
+  expect_invalid(gemm_output_shape({2, 3}, {4, 3}, &bad, a), "C [3] does not broadcast to the output [2,4]");
   a.trans_a = true;
   EXPECT_EQ(*gemm_output_shape({3, 2}, {4, 3}, nullptr, a), (Shape{2, 4}));
-  expect_invalid(gemm_output_shape({2, 3}, {3, 4}, nullptr, GemmAttrs{1, 1, false, true}),
-                 "inner dims differ");
+  expect_invalid(gemm_output_shape({2, 3}, {3, 4}, nullptr, GemmAttrs{1, 1, false, true}), "inner dims differ");
   expect_invalid(gemm_output_shape({2, 3, 1}, {3, 4}, nullptr, GemmAttrs{}), "2-D");
 }
 
@@ -183,8 +173,7 @@ TEST(ReshapeShape, ZeroCopiesAndMinusOneInfers) {
 
 TEST(ReshapeShape, BadTargets) {
   expect_invalid(reshape_output_shape({2, 3, 4}, {{-1, -1}, false}), "more than one -1");
-  expect_invalid(reshape_output_shape({2, 3, 4}, {{5, -1}, false}),
-                 "cannot reshape [2,3,4] (24 elements)");
+  expect_invalid(reshape_output_shape({2, 3, 4}, {{5, -1}, false}), "cannot reshape [2,3,4] (24 elements)");
   expect_invalid(reshape_output_shape({2, 3, 4}, {{7}, false}), "(7 elements)");
   expect_invalid(reshape_output_shape({2, 3}, {{0, 0, 0}, false}), "copies dim 2 (0)");
   expect_invalid(reshape_output_shape({2, 3}, {{0, -1}, true}), "both 0 and -1");
@@ -193,8 +182,7 @@ TEST(ReshapeShape, BadTargets) {
 
 TEST(NormShapes, BatchNormLrnSoftmax) {
   EXPECT_EQ(*batch_norm_output_shape({2, 3, 4, 4}, {3}, {3}, {3}, {3}), (Shape{2, 3, 4, 4}));
-  expect_invalid(batch_norm_output_shape({2, 3, 4, 4}, {3}, {3}, {4}, {3}),
-                 "mean must be [3], got [4]");
+  expect_invalid(batch_norm_output_shape({2, 3, 4, 4}, {3}, {3}, {4}, {3}), "mean must be [3], got [4]");
   expect_invalid(lrn_output_shape({2, 3, 4, 4}, LrnAttrs{0, 1, 1, 1, false}), "size must be >= 1");
   expect_invalid(softmax_output_shape({2, 10}, 2), "axis 2 is out of range");
   EXPECT_EQ(*softmax_output_shape({2, 10}, -1), (Shape{2, 10}));
@@ -208,8 +196,7 @@ Tensor filled(Shape shape) {
   return t;
 }
 
-Node make_node(std::string name, OpKind op, std::vector<std::string> in, std::string out,
-               NodeAttrs attrs = {}) {
+Node make_node(std::string name, OpKind op, std::vector<std::string> in, std::string out, NodeAttrs attrs = {}) {
   return Node{std::move(name), op, std::move(in), {std::move(out)}, std::move(attrs)};
 }
 
@@ -223,13 +210,11 @@ Graph small_cnn() {
   g.constants["conv1.b"] = filled({8});
   g.constants["fc.w"] = filled({10, 8 * 14 * 14});
   g.constants["fc.b"] = filled({10});
-  g.nodes.push_back(make_node("conv1", OpKind::kConv, {"image", "conv1.w", "conv1.b"}, "c1",
-                              conv_attrs(3, 1, 1)));
+  g.nodes.push_back(make_node("conv1", OpKind::kConv, {"image", "conv1.w", "conv1.b"}, "c1", conv_attrs(3, 1, 1)));
   g.nodes.push_back(make_node("relu1", OpKind::kRelu, {"c1"}, "r1"));
   g.nodes.push_back(make_node("pool1", OpKind::kMaxPool, {"r1"}, "p1", pool_attrs(2, 2)));
   g.nodes.push_back(make_node("flat", OpKind::kFlatten, {"p1"}, "f", AxisAttrs{1}));
-  g.nodes.push_back(make_node("fc", OpKind::kGemm, {"f", "fc.w", "fc.b"}, "logits",
-                              GemmAttrs{1, 1, false, true}));
+  g.nodes.push_back(make_node("fc", OpKind::kGemm, {"f", "fc.w", "fc.b"}, "logits", GemmAttrs{1, 1, false, true}));
   g.nodes.push_back(make_node("softmax", OpKind::kSoftmax, {"logits"}, "prob", AxisAttrs{1}));
   return g;
 }
@@ -314,8 +299,7 @@ TEST(ValidateGraph, UseBeforeDefinition) {
 TEST(ValidateGraph, StructureErrors) {
   Graph dup = small_cnn();
   dup.nodes[1].name = "conv1";
-  expect_invalid_graph(dup, StatusCode::kInvalidArgument,
-                       "node 'conv1' (Relu): duplicate node name");
+  expect_invalid_graph(dup, StatusCode::kInvalidArgument, "node 'conv1' (Relu): duplicate node name");
 
   Graph redefined = small_cnn();
   redefined.nodes[1].outputs = {"c1"};
@@ -327,28 +311,23 @@ TEST(ValidateGraph, StructureErrors) {
 
   Graph wrong_attrs = small_cnn();
   wrong_attrs.nodes[0].attrs = pool_attrs(3, 1);
-  expect_invalid_graph(wrong_attrs, StatusCode::kInvalidArgument,
-                       "node 'conv1' (Conv): needs ConvAttrs");
+  expect_invalid_graph(wrong_attrs, StatusCode::kInvalidArgument, "node 'conv1' (Conv): needs ConvAttrs");
 
   Graph arity = small_cnn();
   arity.nodes[1].inputs = {"c1", "c1"};
-  expect_invalid_graph(arity, StatusCode::kInvalidArgument,
-                       "node 'relu1' (Relu): takes 1 operands, got 2");
+  expect_invalid_graph(arity, StatusCode::kInvalidArgument, "node 'relu1' (Relu): takes 1 operands, got 2");
 
   Graph missing_weight = small_cnn();
   missing_weight.nodes[0].inputs = {"image", ""};
-  expect_invalid_graph(missing_weight, StatusCode::kInvalidArgument,
-                       "operand 1 is required but empty");
+  expect_invalid_graph(missing_weight, StatusCode::kInvalidArgument, "operand 1 is required but empty");
 
   Graph bad_constant = small_cnn();
   bad_constant.constants["fc.b"].data.pop_back();
-  expect_invalid_graph(bad_constant, StatusCode::kInvalidArgument,
-                       "constant 'fc.b' has 9 values for shape [10]");
+  expect_invalid_graph(bad_constant, StatusCode::kInvalidArgument, "constant 'fc.b' has 9 values for shape [10]");
 
   Graph input_is_constant = small_cnn();
   input_is_constant.inputs.push_back({"fc.b", {10}});
-  expect_invalid_graph(input_is_constant, StatusCode::kInvalidArgument,
-                       "'fc.b' is also a constant");
+  expect_invalid_graph(input_is_constant, StatusCode::kInvalidArgument, "'fc.b' is also a constant");
 
   Graph clip_operands = small_cnn();
   clip_operands.nodes[1] = make_node("clip", OpKind::kClip, {"c1", "fc.b"}, "r1");

@@ -35,9 +35,8 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 class TelemetryTempDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("tessera-telemetry-test-" + std::to_string(getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = fs::temp_directory_path() / ("tessera-telemetry-test-" + std::to_string(getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
@@ -111,8 +110,10 @@ TEST_F(TelemetryTempDir, HwmonSumsRailsAndTakesTheHottestZone) {
   EXPECT_DOUBLE_EQ(r->temperatures_c.at("cpu-thermal"), 47.5);
   EXPECT_DOUBLE_EQ(r->temperatures_c.at("ams-ps"), 52.25);
 
-  EXPECT_TRUE(any_contains(r->notes, "hwmon1/curr2_input: not a number ('garbage')")) << ::testing::PrintToString(r->notes);
-  EXPECT_TRUE(any_contains(r->notes, "hwmon2/power1_input: not a number ('n/a')")) << ::testing::PrintToString(r->notes);
+  EXPECT_TRUE(any_contains(r->notes, "hwmon1/curr2_input: not a number ('garbage')"))
+      << ::testing::PrintToString(r->notes);
+  EXPECT_TRUE(any_contains(r->notes, "hwmon2/power1_input: not a number ('n/a')"))
+      << ::testing::PrintToString(r->notes);
 }
 
 TEST_F(TelemetryTempDir, HwmonFallsBackToCurrentTimesVoltageWhenPowerIsUnreadable) {
@@ -169,7 +170,8 @@ struct FakeClock {
 TEST(ModelSource, WattsAreStaticPlusDynamicEnergyRate) {
   FakeClock clock;
   double joules = 0;
-  ModelSource source(2.0, [&] { return joules; }, clock.fn());
+  ModelSource source(
+      2.0, [&] { return joules; }, clock.fn());
   EXPECT_EQ(source.name(), "model");
 
   auto first = source.read();  // no interval yet
@@ -195,13 +197,15 @@ TEST(ModelSource, WattsAreStaticPlusDynamicEnergyRate) {
 
 TEST(ModelSource, BadCountersAreUnavailable) {
   FakeClock clock;
-  ModelSource throws(1.0, []() -> double { throw std::runtime_error("engine gone"); }, clock.fn());
+  ModelSource throws(
+      1.0, []() -> double { throw std::runtime_error("engine gone"); }, clock.fn());
   auto r = throws.read();
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(r.status().message().find("engine gone"), std::string::npos);
 
-  ModelSource negative(1.0, [] { return -1.0; }, clock.fn());
+  ModelSource negative(
+      1.0, [] { return -1.0; }, clock.fn());
   EXPECT_EQ(negative.read().status().code(), StatusCode::kUnavailable);
 
   ModelSource none(1.0, nullptr, clock.fn());

@@ -87,16 +87,17 @@ TEST(CostModel, CountsMatchTheSeedEquations) {
   EXPECT_EQ(os.dma_calls, 8u + 8u + 4u);
   EXPECT_EQ(os.steps, 2u * 2 * 1 * 2);
   const CostBreakdown is = evaluate(g, b, {t, Schedule::kInputStationary, PartitionKind::kKs}, DramModel::kBurst);
-  EXPECT_EQ(is.input_bytes, 4u * 8 * 8);                     // input read once
+  EXPECT_EQ(is.input_bytes, 4u * 8 * 8);                        // input read once
   EXPECT_EQ(is.output_bytes, 8u * 8 * 8 + 2u * 8 * 8 * 8 * 4);  // + one int32 spill out and back
   const CostBreakdown ws = evaluate(g, b, {t, Schedule::kWeightStationary, PartitionKind::kKs}, DramModel::kBurst);
   EXPECT_EQ(ws.weight_bytes, 8u * 4);  // every weight once
   const CostBreakdown vol = evaluate(g, b, {t, Schedule::kOutputStationary, PartitionKind::kKs}, DramModel::kVolume);
   EXPECT_EQ(vol.ddr_bytes, os.ddr_bytes);
   EXPECT_NEAR(vol.dram_cycles, static_cast<double>(os.ddr_bytes) / b.ddr_bytes_per_cycle(), 1e-9);
-  EXPECT_NEAR(os.dram_cycles, static_cast<double>(os.bursts) * b.burst_bytes / b.ddr_bytes_per_cycle() +
-                                  static_cast<double>(os.dma_runs) * b.cas_cycles +
-                                  static_cast<double>(os.dma_calls) * b.dma_start_cycles,
+  EXPECT_NEAR(os.dram_cycles,
+              static_cast<double>(os.bursts) * b.burst_bytes / b.ddr_bytes_per_cycle() +
+                  static_cast<double>(os.dma_runs) * b.cas_cycles +
+                  static_cast<double>(os.dma_calls) * b.dma_start_cycles,
               1e-6);
   EXPECT_GT(os.dram_cycles, vol.dram_cycles);
   // Runs: input 2 m-tiles x 4 ch x 2 row tiles (full width), weights 8 filters x 2 n-tiles,
@@ -112,8 +113,10 @@ TEST(CostModel, PartialRowsCostMoreBurstsThanFullRows) {
   const abi::LayerDesc d = make_conv_desc(16, 32, 100, 16, 3, 1);
   const ConvGeometry g = conv_geometry(d);
   const BoardProfile b = board("zcu102");
-  const auto full = evaluate(g, b, {{16, 16, 4, 100}, Schedule::kOutputStationary, PartitionKind::kKs}, DramModel::kBurst);
-  const auto part = evaluate(g, b, {{16, 16, 8, 50}, Schedule::kOutputStationary, PartitionKind::kKs}, DramModel::kBurst);
+  const auto full =
+      evaluate(g, b, {{16, 16, 4, 100}, Schedule::kOutputStationary, PartitionKind::kKs}, DramModel::kBurst);
+  const auto part =
+      evaluate(g, b, {{16, 16, 8, 50}, Schedule::kOutputStationary, PartitionKind::kKs}, DramModel::kBurst);
   EXPECT_LT(full.bursts, part.bursts);
 }
 
@@ -136,7 +139,7 @@ TEST(CostModel, FullWidthStride2ConvReadsOneRunPerChannelPerRowTile) {
   EXPECT_EQ(c.dma_runs, in_runs + w_runs + out_runs);
   EXPECT_EQ(c.input_bytes, m_tiles * 1024 * 13 * 14);  // whole rows 0..12
   EXPECT_EQ(c.bursts, m_tiles * 1024 * ((13 * 14 + b.burst_bytes - 1) / b.burst_bytes) +
-                           uint64_t{2048} * (1024 / 64) * 1 + 2048 * 1);
+                          uint64_t{2048} * (1024 / 64) * 1 + 2048 * 1);
   const Candidate narrow{{64, 64, 7, 4}, Schedule::kOutputStationary, PartitionKind::kKs};
   const CostBreakdown n = evaluate(g, b, narrow, DramModel::kBurst);
   EXPECT_EQ(n.input_bytes, m_tiles * 1024 * 13 * (7 + 5));  // columns 0..6 and 8..12
@@ -146,9 +149,9 @@ TEST(CostModel, FullWidthStride2ConvReadsOneRunPerChannelPerRowTile) {
 }
 
 std::vector<abi::LayerDesc> small_layers() {
-  return {make_conv_desc(8, 16, 16, 16, 3, 1),   make_conv_desc(3, 32, 32, 24, 5, 2),
-          make_conv_desc(32, 14, 14, 48, 1, 1),  make_conv_desc(16, 20, 20, 16, 3, 1, 16),
-          make_conv_desc(20, 9, 11, 70, 3, 1),   make_conv_desc(96, 13, 13, 128, 3, 1)};
+  return {make_conv_desc(8, 16, 16, 16, 3, 1),  make_conv_desc(3, 32, 32, 24, 5, 2),
+          make_conv_desc(32, 14, 14, 48, 1, 1), make_conv_desc(16, 20, 20, 16, 3, 1, 16),
+          make_conv_desc(20, 9, 11, 70, 3, 1),  make_conv_desc(96, 13, 13, 128, 3, 1)};
 }
 
 TEST(TileSearch, MatchesBruteForce) {
@@ -183,18 +186,18 @@ TEST(TileSearch, MatchesBruteForce) {
 
 // FlowNetS contractive layers (seeds/000 sec. 2): input 6x384x512, 'same' padding.
 std::vector<std::pair<const char*, abi::LayerDesc>> flownet_s() {
-  return {{"conv1", make_conv_desc(6, 384, 512, 64, 7, 2)},     {"conv2", make_conv_desc(64, 192, 256, 128, 5, 2)},
-          {"conv3", make_conv_desc(128, 96, 128, 256, 5, 2)},   {"conv3_1", make_conv_desc(256, 48, 64, 256, 3, 1)},
-          {"conv4", make_conv_desc(256, 48, 64, 512, 3, 2)},    {"conv4_1", make_conv_desc(512, 24, 32, 512, 3, 1)},
-          {"conv5", make_conv_desc(512, 24, 32, 512, 3, 2)},    {"conv5_1", make_conv_desc(512, 12, 16, 512, 3, 1)},
-          {"conv6", make_conv_desc(512, 12, 16, 1024, 3, 2)},   {"conv6_1", make_conv_desc(1024, 6, 8, 1024, 3, 1)}};
+  return {{"conv1", make_conv_desc(6, 384, 512, 64, 7, 2)},   {"conv2", make_conv_desc(64, 192, 256, 128, 5, 2)},
+          {"conv3", make_conv_desc(128, 96, 128, 256, 5, 2)}, {"conv3_1", make_conv_desc(256, 48, 64, 256, 3, 1)},
+          {"conv4", make_conv_desc(256, 48, 64, 512, 3, 2)},  {"conv4_1", make_conv_desc(512, 24, 32, 512, 3, 1)},
+          {"conv5", make_conv_desc(512, 24, 32, 512, 3, 2)},  {"conv5_1", make_conv_desc(512, 12, 16, 512, 3, 1)},
+          {"conv6", make_conv_desc(512, 12, 16, 1024, 3, 2)}, {"conv6_1", make_conv_desc(1024, 6, 8, 1024, 3, 1)}};
 }
 
 void expect_fits(const abi::LayerDesc& d, const BoardProfile& b, const TilePlan& p) {
   abi::LayerDesc x = d;
   apply_plan(x, p);
-  EXPECT_TRUE(abi::layer_fits(x)) << p.candidate.tile.m << " " << p.candidate.tile.n << " " << p.candidate.tile.r
-                                  << " " << p.candidate.tile.c;
+  EXPECT_TRUE(abi::layer_fits(x)) << p.candidate.tile.m << " " << p.candidate.tile.n << " " << p.candidate.tile.r << " "
+                                  << p.candidate.tile.c;
   EXPECT_LE(p.cost.footprint_bytes, b.tile_budget_bytes());
   EXPECT_TRUE(tile_allowed(d, conv_geometry(d), b, p.candidate.tile, true));
 }
@@ -238,13 +241,14 @@ TEST(TileSearch, FlowNetSOptimalMovesLessThanNaive) {
     ASSERT_TRUE(f.is_ok()) << f.status().to_string();
     const auto& ot = o->candidate.tile;
     const auto& nt = n->candidate.tile;
-    std::printf("%-8s opt m%u n%u r%u c%u %.2f MB (%.0f%% budget, %.1f ms) | naive m%u n%u r%u c%u %.2f MB (%.0f%%) | "
-                "naive/opt %.2f | any-schedule opt %s %.2f MB (%.1f ms)\n",
-                name, ot.m, ot.n, ot.r, ot.c, o->cost.ddr_bytes / 1e6,
-                100.0 * o->cost.footprint_bytes / b.tile_budget_bytes(), o->search_ms, nt.m, nt.n, nt.r, nt.c,
-                n->cost.ddr_bytes / 1e6, 100.0 * n->cost.footprint_bytes / b.tile_budget_bytes(),
-                static_cast<double>(n->cost.ddr_bytes) / static_cast<double>(o->cost.ddr_bytes),
-                schedule_name(f->candidate.schedule), f->cost.ddr_bytes / 1e6, f->search_ms);
+    std::printf(
+        "%-8s opt m%u n%u r%u c%u %.2f MB (%.0f%% budget, %.1f ms) | naive m%u n%u r%u c%u %.2f MB (%.0f%%) | "
+        "naive/opt %.2f | any-schedule opt %s %.2f MB (%.1f ms)\n",
+        name, ot.m, ot.n, ot.r, ot.c, o->cost.ddr_bytes / 1e6, 100.0 * o->cost.footprint_bytes / b.tile_budget_bytes(),
+        o->search_ms, nt.m, nt.n, nt.r, nt.c, n->cost.ddr_bytes / 1e6,
+        100.0 * n->cost.footprint_bytes / b.tile_budget_bytes(),
+        static_cast<double>(n->cost.ddr_bytes) / static_cast<double>(o->cost.ddr_bytes),
+        schedule_name(f->candidate.schedule), f->cost.ddr_bytes / 1e6, f->search_ms);
     EXPECT_LE(o->cost.ddr_bytes, n->cost.ddr_bytes) << name;
     EXPECT_LE(f->cost.ddr_bytes, o->cost.ddr_bytes) << name;
     // The naive tiles are the fullest allowed (>= 80% of the budget where the abi caps allow it).
@@ -274,14 +278,15 @@ TEST(TileSearch, FlowNetSDefaultSearchPerBoard) {
       EXPECT_LE(e->cost.energy_uj, p->cost.energy_uj) << name;
       EXPECT_LE(p->cost.total_cycles, e->cost.total_cycles) << name;
       const auto& t = p->candidate.tile;
-      std::printf("%-7s %-8s m%u n%u r%u c%u %s/%s %.3f ms %s-bound, %.2f MB, %.1f ms search (%llu costed, %llu pruned)"
-                  " | min-energy: %.2f MB, %.3f ms, %.0f vs %.0f uJ\n",
-                  board_name.c_str(), name, t.m, t.n, t.r, t.c, schedule_name(p->candidate.schedule),
-                  partition_name(p->candidate.partition), p->cost.total_cycles / (b.fabric_clock_mhz * 1e3),
-                  p->cost.memory_bound ? "memory" : "compute", p->cost.ddr_bytes / 1e6, p->search_ms,
-                  static_cast<unsigned long long>(p->evaluated), static_cast<unsigned long long>(p->pruned),
-                  e->cost.ddr_bytes / 1e6, e->cost.total_cycles / (b.fabric_clock_mhz * 1e3), e->cost.energy_uj,
-                  p->cost.energy_uj);
+      std::printf(
+          "%-7s %-8s m%u n%u r%u c%u %s/%s %.3f ms %s-bound, %.2f MB, %.1f ms search (%llu costed, %llu pruned)"
+          " | min-energy: %.2f MB, %.3f ms, %.0f vs %.0f uJ\n",
+          board_name.c_str(), name, t.m, t.n, t.r, t.c, schedule_name(p->candidate.schedule),
+          partition_name(p->candidate.partition), p->cost.total_cycles / (b.fabric_clock_mhz * 1e3),
+          p->cost.memory_bound ? "memory" : "compute", p->cost.ddr_bytes / 1e6, p->search_ms,
+          static_cast<unsigned long long>(p->evaluated), static_cast<unsigned long long>(p->pruned),
+          e->cost.ddr_bytes / 1e6, e->cost.total_cycles / (b.fabric_clock_mhz * 1e3), e->cost.energy_uj,
+          p->cost.energy_uj);
       EXPECT_GE(p->cost.total_cycles, std::max(p->cost.mac_cycles, p->cost.dram_cycles)) << name;
       EXPECT_GE(p->cost.cus_used, 1u);
       EXPECT_LE(p->cost.cus_used, b.compute_units);

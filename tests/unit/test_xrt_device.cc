@@ -9,8 +9,8 @@
 #include <fstream>
 #include <optional>
 #include <random>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "accel/device/device_registry.h"
 #include "accel/device/emu/emu_device.h"
@@ -27,9 +27,8 @@ namespace fs = std::filesystem;
 class XrtTempDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tessera-xrt-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("tessera-xrt-test-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

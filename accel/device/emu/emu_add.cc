@@ -17,8 +17,8 @@ void run_add(const LayerRun& run) {
     const int8_t* b = image + d.in2_offset + (d.in2_channel_base + c) * plane;
     int8_t* y = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * plane;
     for (size_t i = 0; i < plane; ++i) {
-      y[i] = static_cast<int8_t>(
-          abi::requantize_add(a[i], b[i], multiplier_a, multiplier_b, shift, d.act_lo, d.act_hi));
+      y[i] =
+          static_cast<int8_t>(abi::requantize_add(a[i], b[i], multiplier_a, multiplier_b, shift, d.act_lo, d.act_hi));
     }
   });
 }

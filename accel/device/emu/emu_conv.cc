@@ -45,8 +45,8 @@ void run_gemm_path(const LayerRun& run, const ConvShape& s) {
     const uint32_t c = static_cast<uint32_t>(t % oc_chunks);
     const uint32_t b = static_cast<uint32_t>(t / oc_chunks % row_blocks);
     const uint32_t u = static_cast<uint32_t>(t / oc_chunks / row_blocks);
-    conv_gemm_block(run, s, u / s.groups, u % s.groups, b * rows, std::min(s.conv_h, (b + 1) * rows),
-                    c * oc_chunk, std::min(s.out_per_group, (c + 1) * oc_chunk));
+    conv_gemm_block(run, s, u / s.groups, u % s.groups, b * rows, std::min(s.conv_h, (b + 1) * rows), c * oc_chunk,
+                    std::min(s.out_per_group, (c + 1) * oc_chunk));
   });
 }
 

@@ -32,8 +32,7 @@ struct RequantVec {
   __m128i shift;
 };
 
-TESSERA_AVX2 inline RequantVec make_requant(int32_t bias, int32_t multiplier, int32_t shift, int32_t lo,
-                                            int32_t hi) {
+TESSERA_AVX2 inline RequantVec make_requant(int32_t bias, int32_t multiplier, int32_t shift, int32_t lo, int32_t hi) {
   RequantVec v;
   v.bias = _mm256_set1_epi32(bias);
   v.multiplier = _mm256_set1_epi32(multiplier);
@@ -83,20 +82,20 @@ TESSERA_AVX2 void widen_panel(const int8_t* col, size_t stride, uint32_t pairs, 
 }
 
 // acc += w (broadcast pair) x b for both pixel halves, when row R exists.
-#define TESSERA_MAC_ROW(R)                                                        \
-  if constexpr (Rows > R) {                                                       \
-    const __m256i w = _mm256_set1_epi32(a[p * Rows + R]);                        \
-    acc##R##0 = _mm256_add_epi32(acc##R##0, _mm256_madd_epi16(w, b0));          \
-    acc##R##1 = _mm256_add_epi32(acc##R##1, _mm256_madd_epi16(w, b1));          \
+#define TESSERA_MAC_ROW(R)                                             \
+  if constexpr (Rows > R) {                                            \
+    const __m256i w = _mm256_set1_epi32(a[p * Rows + R]);              \
+    acc##R##0 = _mm256_add_epi32(acc##R##0, _mm256_madd_epi16(w, b0)); \
+    acc##R##1 = _mm256_add_epi32(acc##R##1, _mm256_madd_epi16(w, b1)); \
   }
 
 // Rows x 16 block: sums over all pairs, requantises and stores `valid` pixels per channel. The
 // accumulators are named variables (an indexed array makes GCC keep them on the stack).
 template <int Rows>
-TESSERA_AVX2 void micro_kernel(const GemmArgs& g, const int32_t* a, const int16_t* panel, uint32_t pairs,
-                               uint32_t m0, uint32_t n0, uint32_t valid) {
-  __m256i acc00 = _mm256_setzero_si256(), acc01 = acc00, acc10 = acc00, acc11 = acc00, acc20 = acc00,
-          acc21 = acc00, acc30 = acc00, acc31 = acc00, acc40 = acc00, acc41 = acc00, acc50 = acc00, acc51 = acc00;
+TESSERA_AVX2 void micro_kernel(const GemmArgs& g, const int32_t* a, const int16_t* panel, uint32_t pairs, uint32_t m0,
+                               uint32_t n0, uint32_t valid) {
+  __m256i acc00 = _mm256_setzero_si256(), acc01 = acc00, acc10 = acc00, acc11 = acc00, acc20 = acc00, acc21 = acc00,
+          acc30 = acc00, acc31 = acc00, acc40 = acc00, acc41 = acc00, acc50 = acc00, acc51 = acc00;
   for (uint32_t p = 0; p < pairs; ++p) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * p));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + 32 * p + 16));
@@ -182,8 +181,7 @@ TESSERA_AVX2 inline void tap_sums16(const int8_t* const* src, const int32_t* pai
   hi = _mm256_permute2x128_si256(a0, a1, 0x31);
 }
 
-TESSERA_AVX2 void mac_taps_avx2(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps,
-                                uint32_t n) {
+TESSERA_AVX2 void mac_taps_avx2(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps, uint32_t n) {
   int32_t pairs[(kMaxTaps + 1) / 2];
   for (uint32_t t = 0; t < taps; t += 2) {
     const uint32_t lo = static_cast<uint16_t>(static_cast<int16_t>(w[t]));
@@ -215,8 +213,8 @@ TESSERA_AVX2 void mac_taps_avx2(uint32_t* acc, const int8_t* const* src, const i
   }
 }
 
-TESSERA_AVX2 void requantize_row_avx2(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier,
-                                      int32_t shift, int32_t lo, int32_t hi, int8_t* out) {
+TESSERA_AVX2 void requantize_row_avx2(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift,
+                                      int32_t lo, int32_t hi, int8_t* out) {
   const RequantVec q = make_requant(bias, multiplier, shift, lo, hi);
   uint32_t j = 0;
   for (; j + 16 <= n; j += 16) {

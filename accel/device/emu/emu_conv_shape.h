@@ -15,9 +15,9 @@ struct ConvShape {
   uint32_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
   int32_t pad_top, pad_left;
   uint32_t groups, in_per_group, out_per_group;
-  uint32_t k;               // reduction length per output: in_per_group * kernel_h * kernel_w
-  size_t in_plane;          // in_h * in_w
-  size_t conv_plane;        // conv_h * conv_w
+  uint32_t k;         // reduction length per output: in_per_group * kernel_h * kernel_w
+  size_t in_plane;    // in_h * in_w
+  size_t conv_plane;  // conv_h * conv_w
   // Output columns [ox_begin[kx], ox_end[kx]) read an in-range input column for kernel column kx.
   uint32_t ox_begin[abi::kMaxKernel], ox_end[abi::kMaxKernel];
   bool fused_pool;

@@ -54,8 +54,15 @@ Status EmuProgram::execute(std::span<int8_t> arena, uint32_t batch, std::chrono:
       return Status::deadline_exceeded("emulator: run exceeded its deadline before layer " + std::to_string(i));
     }
     const abi::LayerDesc& d = layers_[i];
-    const emu::LayerRun layer{d,        weights_.data(), quant_.data(), arena.data(), header_.arena_image_bytes, batch,
-                              kernels_, *pool_,          packed_[i].empty() ? nullptr : packed_[i].data(),
+    const emu::LayerRun layer{d,
+                              weights_.data(),
+                              quant_.data(),
+                              arena.data(),
+                              header_.arena_image_bytes,
+                              batch,
+                              kernels_,
+                              *pool_,
+                              packed_[i].empty() ? nullptr : packed_[i].data(),
                               scratch_.data()};
     switch (d.op) {
       case abi::kOpConv: emu::run_conv(layer); break;
@@ -77,8 +84,8 @@ Status EmuProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
       outputs.size() < static_cast<size_t>(batch) * output_bytes_) {
     return Status::invalid_argument("emulator: input/output buffers smaller than batch x tensor bytes");
   }
-  const auto deadline = timeout.count() > 0 ? std::chrono::steady_clock::now() + timeout
-                                            : std::chrono::steady_clock::time_point::max();
+  const auto deadline =
+      timeout.count() > 0 ? std::chrono::steady_clock::now() + timeout : std::chrono::steady_clock::time_point::max();
   const size_t image_bytes = header_.arena_image_bytes;
   for (uint32_t n = 0; n < batch; ++n) {
     std::memcpy(arena_.data() + n * image_bytes + header_.input_offset, inputs.data() + n * input_bytes_, input_bytes_);

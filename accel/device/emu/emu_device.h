@@ -51,7 +51,7 @@ class EmuProgram : public DeviceProgram {
   std::vector<int32_t> quant_;
   std::vector<std::vector<int32_t>> packed_;  // per layer: GEMM-packed weights (may be empty)
   std::vector<int8_t> arena_;
-  std::vector<int8_t> scratch_;               // pre-pool conv outputs, max_batch images
+  std::vector<int8_t> scratch_;  // pre-pool conv outputs, max_batch images
   uint32_t input_bytes_, output_bytes_;
   uint32_t max_batch_;
   std::shared_ptr<emu::EmuThreadPool> pool_;

@@ -29,8 +29,8 @@ struct RequantParams {
 // col holds round_up(k, 2) rows of col_stride bytes (an odd k's extra row is zero), each
 // readable and zero beyond n up to round_up(n, kGemmPanel).
 struct GemmArgs {
-  const int8_t* weights;   // [m][k], the ABI's row-major layout of one group
-  const int32_t* packed;   // the same weights in pack_weights() layout (AVX2), or null
+  const int8_t* weights;  // [m][k], the ABI's row-major layout of one group
+  const int32_t* packed;  // the same weights in pack_weights() layout (AVX2), or null
   uint32_t m, k;
   const int8_t* col;
   size_t col_stride;
@@ -49,8 +49,8 @@ void pack_weights(const int8_t* weights, uint32_t m, uint32_t k, int32_t* packed
 
 // The selected implementation's entry points.
 struct EmuKernels {
-  const char* name;  // "AVX2" | "scalar"
-  bool wants_packed; // gemm reads GemmArgs::packed
+  const char* name;   // "AVX2" | "scalar"
+  bool wants_packed;  // gemm reads GemmArgs::packed
   void (*gemm)(const GemmArgs& args);
   // acc[j] += w * x[j] for j < n, modulo 2^32 (the direct conv path's stride-1 tap).
   void (*mac_row)(uint32_t* acc, const int8_t* x, int32_t w, uint32_t n);
@@ -58,8 +58,8 @@ struct EmuKernels {
   // (the direct path's stride-1 interior: all taps of one input channel, accumulators in registers).
   void (*mac_taps)(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps, uint32_t n);
   // out[j] = requantize(acc[j] + bias, multiplier, shift, lo, hi) for j < n (bias added in int32).
-  void (*requantize_row)(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift,
-                         int32_t lo, int32_t hi, int8_t* out);
+  void (*requantize_row)(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift, int32_t lo,
+                         int32_t hi, int8_t* out);
 };
 
 const EmuKernels& scalar_kernels();

@@ -12,8 +12,8 @@ namespace {
 constexpr uint32_t kRows = 4;
 constexpr uint32_t kCols = 64;
 
-void requantize_row_scalar(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift,
-                           int32_t lo, int32_t hi, int8_t* out) {
+void requantize_row_scalar(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift, int32_t lo,
+                           int32_t hi, int8_t* out) {
   for (uint32_t j = 0; j < n; ++j) {
     out[j] = static_cast<int8_t>(abi::requantize(wrap_add(acc[j], bias), multiplier, shift, lo, hi));
   }
@@ -59,8 +59,7 @@ void gemm_scalar(const GemmArgs& g) {
       for (uint32_t r = 0; r < rows; ++r) {
         const uint32_t i = m0 + r;
         requantize_row_scalar(reinterpret_cast<const int32_t*>(acc[r]), cols, g.q.bias[i], g.q.multiplier[i],
-                              g.q.shift[i], g.q.lo, g.q.hi,
-                              g.out + i * g.out_stride + n0);
+                              g.q.shift[i], g.q.lo, g.q.hi, g.out + i * g.out_stride + n0);
       }
     }
   }
@@ -69,8 +68,8 @@ void gemm_scalar(const GemmArgs& g) {
 }  // namespace
 
 const EmuKernels& scalar_kernels() {
-  static const EmuKernels kernels{"scalar", false, &gemm_scalar, &mac_row_scalar,
-                                  &mac_taps_scalar, &requantize_row_scalar};
+  static const EmuKernels kernels{
+      "scalar", false, &gemm_scalar, &mac_row_scalar, &mac_taps_scalar, &requantize_row_scalar};
   return kernels;
 }
 

@@ -15,15 +15,15 @@ namespace tessera::emu {
 // One layer's execution context.
 struct LayerRun {
   const abi::LayerDesc& d;
-  const int8_t* weights;    // the program's weights buffer
-  const int32_t* quant;     // the program's quant buffer
-  int8_t* arena;            // image n at arena + n * image_bytes
+  const int8_t* weights;  // the program's weights buffer
+  const int32_t* quant;   // the program's quant buffer
+  int8_t* arena;          // image n at arena + n * image_bytes
   size_t image_bytes;
   uint32_t batch;
   const EmuKernels& kernels;
   EmuThreadPool& pool;
-  const int32_t* packed;    // conv: pack_conv_weights() output when kernels.wants_packed, else null
-  int8_t* scratch;          // conv with fused pool: batch * conv_scratch_bytes(d) bytes
+  const int32_t* packed;  // conv: pack_conv_weights() output when kernels.wants_packed, else null
+  int8_t* scratch;        // conv with fused pool: batch * conv_scratch_bytes(d) bytes
 };
 
 // Bytes per image a conv layer needs for its pre-pool output (0 without a fused pool).
@@ -45,8 +45,8 @@ struct PoolWindow {
 };
 // Max over each window's in-range positions of one channel plane (src in_h x in_w, dst
 // out_h x out_w); shared by the fused pool of kOpConv and kOpPool max.
-void max_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst,
-                    uint32_t out_h, uint32_t out_w);
+void max_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst, uint32_t out_h,
+                    uint32_t out_w);
 
 // Splits [0, count) into about `parts` contiguous chunks; chunk i is [begin, end).
 struct Chunks {

@@ -40,8 +40,8 @@ void average_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const P
 
 }  // namespace
 
-void max_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst,
-                    uint32_t out_h, uint32_t out_w) {
+void max_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst, uint32_t out_h,
+                    uint32_t out_w) {
   thread_local std::vector<int8_t> column_max;
   column_max.resize(in_w);
   for (uint32_t oy = 0; oy < out_h; ++oy) {

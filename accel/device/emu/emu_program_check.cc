@@ -93,8 +93,8 @@ Status check_program(const CompiledProgram& p) {
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const std::string reason = check_layer(p.layers[i], p);
     if (!reason.empty()) {
-      return Status::invalid_argument("emulator: layer " + std::to_string(i) + " (" +
-                                      layer_op_name(p.layers[i].op) + "): " + reason);
+      return Status::invalid_argument("emulator: layer " + std::to_string(i) + " (" + layer_op_name(p.layers[i].op) +
+                                      "): " + reason);
     }
   }
   return Status::ok();

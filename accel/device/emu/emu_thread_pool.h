@@ -38,7 +38,7 @@ class EmuThreadPool {
   const std::function<void(size_t)>* fn_ = nullptr;
   size_t count_ = 0;
   std::atomic<size_t> next_{0};
-  unsigned busy_ = 0;           // workers still inside the current job
+  unsigned busy_ = 0;  // workers still inside the current job
   unsigned long generation_ = 0;
   bool stop_ = false;
 };

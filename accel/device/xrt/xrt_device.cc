@@ -94,8 +94,8 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
   info.board = options.board;
   info.clock_mhz = handles->kernel_clock_mhz;
   info.detail = "xclbin " + options.xclbin.string() + ", XRT " + xrt_build_version + ", device " +
-                std::to_string(options.index) + " (" +
-                device_text<xrt::info::device::bdf>(handles->device, "no bdf") + "), kernel clock " +
+                std::to_string(options.index) + " (" + device_text<xrt::info::device::bdf>(handles->device, "no bdf") +
+                "), kernel clock " +
                 (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown");
   return std::unique_ptr<Device>(new XrtDevice(std::move(handles), std::move(info)));
 }
@@ -106,9 +106,7 @@ Result<std::unique_ptr<DeviceProgram>> XrtDevice::load(const CompiledProgram& pr
   return XrtProgram::create(*handles_, program, max_batch);
 }
 
-Result<DeviceSensors> XrtDevice::sample_sensors() const {
-  return merge_xrt_sensors(electrical_json(), thermal_json());
-}
+Result<DeviceSensors> XrtDevice::sample_sensors() const { return merge_xrt_sensors(electrical_json(), thermal_json()); }
 
 Result<std::string> XrtDevice::electrical_json() const {
   return sensor_json<xrt::info::device::electrical>(handles_->device, "electrical");

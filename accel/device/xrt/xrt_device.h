@@ -17,9 +17,9 @@ namespace tessera {
 struct XrtHandles;
 
 struct XrtOptions {
-  unsigned index = 0;              // xrt::device index
-  std::filesystem::path xclbin;    // .xclbin (edge, Alveo) or .awsxclbin (F1)
-  std::string board;               // board profile reported in DeviceInfo, e.g. "aws-f1"
+  unsigned index = 0;            // xrt::device index
+  std::filesystem::path xclbin;  // .xclbin (edge, Alveo) or .awsxclbin (F1)
+  std::string board;             // board profile reported in DeviceInfo, e.g. "aws-f1"
 };
 
 // Devices XRT sees (xrt::system::enumerate_devices()), after ensure_xilinx_xrt_env(). An XRT

@@ -65,8 +65,8 @@ Result<fs::path> xrt_library_dir() {
                                        " is missing (install libxrt1)");
   }
   // Not linked dynamically: Debian's multiarch directories of the boards Tessera targets.
-  static constexpr std::array<const char*, 4> kCandidates = {
-      "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib/arm-linux-gnueabihf", "/usr/lib64"};
+  static constexpr std::array<const char*, 4> kCandidates = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                                                             "/usr/lib/arm-linux-gnueabihf", "/usr/lib64"};
   for (const char* candidate : kCandidates) {
     if (holds_xrt(candidate)) return fs::path(candidate);
   }
@@ -95,8 +95,7 @@ Result<fs::path> make_xrt_prefix(const fs::path& parent, const fs::path& lib_dir
   // Make the link under a unique name, then rename it over `lib`: atomic, so a concurrent caller
   // sees either no link, the old one or a complete new one.
   static std::atomic<unsigned> counter{0};
-  const fs::path temp =
-      prefix / ("lib.tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1)));
+  const fs::path temp = prefix / ("lib.tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1)));
   unlink(temp.c_str());
   if (symlink(lib_dir.c_str(), temp.c_str()) != 0) {
     return Status::failed_precondition("XILINX_XRT prefix: symlink " + temp.string() + ": " + errno_text(errno));
@@ -104,8 +103,7 @@ Result<fs::path> make_xrt_prefix(const fs::path& parent, const fs::path& lib_dir
   if (rename(temp.c_str(), link.c_str()) != 0) {
     const int err = errno;
     unlink(temp.c_str());
-    return Status::failed_precondition("XILINX_XRT prefix: cannot replace " + link.string() + ": " +
-                                       errno_text(err));
+    return Status::failed_precondition("XILINX_XRT prefix: cannot replace " + link.string() + ": " + errno_text(err));
   }
   return prefix;
 }
@@ -120,9 +118,8 @@ Status ensure_xilinx_xrt_env() {
   // $XDG_RUNTIME_DIR is per-user and private; /tmp is the fallback (checked by make_xrt_prefix).
   fs::path parent = "/tmp";
   std::error_code ec;
-  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && runtime[0] == '/' &&
-                                                              fs::is_directory(runtime, ec) &&
-                                                              access(runtime, W_OK) == 0) {
+  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR");
+      runtime != nullptr && runtime[0] == '/' && fs::is_directory(runtime, ec) && access(runtime, W_OK) == 0) {
     parent = runtime;
   }
   TESSERA_ASSIGN_OR_RETURN(const fs::path prefix, make_xrt_prefix(parent, lib_dir));

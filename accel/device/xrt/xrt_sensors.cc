@@ -197,12 +197,12 @@ Result<DeviceSensors> merge_xrt_sensors(const Result<std::string>& electrical_js
                                         const Result<std::string>& thermal_json) {
   Result<DeviceSensors> e = electrical_json.is_ok() ? parse_xrt_electrical(*electrical_json)
                                                     : Result<DeviceSensors>(electrical_json.status());
-  Result<DeviceSensors> t = thermal_json.is_ok() ? parse_xrt_thermal(*thermal_json)
-                                                 : Result<DeviceSensors>(thermal_json.status());
+  Result<DeviceSensors> t =
+      thermal_json.is_ok() ? parse_xrt_thermal(*thermal_json) : Result<DeviceSensors>(thermal_json.status());
   if (!e.is_ok() && !t.is_ok()) {
     const std::string both = reason_of(e.status()) + "; " + reason_of(t.status());
-    const bool unsupported_both = e.status().code() == StatusCode::kUnimplemented &&
-                                  t.status().code() == StatusCode::kUnimplemented;
+    const bool unsupported_both =
+        e.status().code() == StatusCode::kUnimplemented && t.status().code() == StatusCode::kUnimplemented;
     return unsupported_both ? unsupported(both) : Status::unavailable("XRT sensors: " + both);
   }
   if (!t.is_ok()) {

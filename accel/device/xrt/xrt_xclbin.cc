@@ -10,10 +10,12 @@ namespace tessera {
 
 Result<xrt::xclbin> read_xclbin(const std::filesystem::path& path) {
   if (path.empty()) {
-    return Status::failed_precondition("no xclbin given (--xclbin, $TESSERA_XCLBIN or /opt/tessera/tessera_accel.xclbin)");
+    return Status::failed_precondition(
+        "no xclbin given (--xclbin, $TESSERA_XCLBIN or /opt/tessera/tessera_accel.xclbin)");
   }
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return Status::failed_precondition("xclbin not found: " + path.string());
+  if (!std::filesystem::is_regular_file(path, ec))
+    return Status::failed_precondition("xclbin not found: " + path.string());
   xrt::xclbin xclbin;
   try {
     xclbin = xrt::xclbin(path.string());
@@ -69,8 +71,7 @@ uint32_t xclbin_data_clock_mhz(const xrt::xclbin& xclbin) {
       }
       return 0;
     }
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   return 0;
 }
 

@@ -49,11 +49,21 @@ class TextErrors : public google::protobuf::io::ErrorCollector {
 std::string v1_type_name(caffe::V1LayerParameter::LayerType type) {
   using V1 = caffe::V1LayerParameter;
   static const std::map<int, std::string> names = {
-      {V1::CONVOLUTION, "Convolution"}, {V1::POOLING, "Pooling"},   {V1::RELU, "ReLU"},
-      {V1::INNER_PRODUCT, "InnerProduct"}, {V1::LRN, "LRN"},         {V1::CONCAT, "Concat"},
-      {V1::ELTWISE, "Eltwise"},         {V1::DROPOUT, "Dropout"},    {V1::SOFTMAX, "Softmax"},
-      {V1::FLATTEN, "Flatten"},         {V1::SPLIT, "Split"},        {V1::DATA, "Data"},
-      {V1::SOFTMAX_LOSS, "SoftmaxWithLoss"}, {V1::ACCURACY, "Accuracy"}, {V1::SIGMOID, "Sigmoid"},
+      {V1::CONVOLUTION, "Convolution"},
+      {V1::POOLING, "Pooling"},
+      {V1::RELU, "ReLU"},
+      {V1::INNER_PRODUCT, "InnerProduct"},
+      {V1::LRN, "LRN"},
+      {V1::CONCAT, "Concat"},
+      {V1::ELTWISE, "Eltwise"},
+      {V1::DROPOUT, "Dropout"},
+      {V1::SOFTMAX, "Softmax"},
+      {V1::FLATTEN, "Flatten"},
+      {V1::SPLIT, "Split"},
+      {V1::DATA, "Data"},
+      {V1::SOFTMAX_LOSS, "SoftmaxWithLoss"},
+      {V1::ACCURACY, "Accuracy"},
+      {V1::SIGMOID, "Sigmoid"},
       {V1::TANH, "TanH"},
   };
   auto it = names.find(type);

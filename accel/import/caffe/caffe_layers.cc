@@ -25,9 +25,9 @@ using Pair = std::array<int, 2>;
 Status expect_counts(const Layer& l, int min_bottoms, int max_bottoms, int tops) {
   const int b = l.p.bottom_size();
   if (b < min_bottoms || b > max_bottoms) {
-    return l.error("has " + std::to_string(b) + " bottom(s), expected " +
-                   (min_bottoms == max_bottoms ? std::to_string(min_bottoms)
-                                               : std::to_string(min_bottoms) + " or more"));
+    return l.error(
+        "has " + std::to_string(b) + " bottom(s), expected " +
+        (min_bottoms == max_bottoms ? std::to_string(min_bottoms) : std::to_string(min_bottoms) + " or more"));
   }
   if (tops >= 0 && l.p.top_size() != tops) {
     return l.error("has " + std::to_string(l.p.top_size()) + " top(s), expected " + std::to_string(tops));
@@ -38,8 +38,9 @@ Status expect_counts(const Layer& l, int min_bottoms, int max_bottoms, int tops)
 // Caffe's axis convention: [-rank, rank).
 Result<int> layer_axis(const Layer& l, int axis, int rank, const char* field) {
   auto a = normalize_axis(axis, rank);
-  if (!a) return l.error(std::string(field) + " " + std::to_string(axis) + " is out of range for a rank-" +
-                         std::to_string(rank) + " input");
+  if (!a)
+    return l.error(std::string(field) + " " + std::to_string(axis) + " is out of range for a rank-" +
+                   std::to_string(rank) + " input");
   return *a;
 }
 
@@ -82,8 +83,8 @@ Status convert_convolution(NetBuilder& b, const Layer& l) {
                                                 p.kernel_w(), values(p.kernel_size()), 1, true));
   TESSERA_ASSIGN_OR_RETURN(conv.stride, spatial(l, "stride", p.has_stride_h(), p.stride_h(), p.has_stride_w(),
                                                 p.stride_w(), values(p.stride()), 1, false));
-  TESSERA_ASSIGN_OR_RETURN(Pair pad, spatial(l, "pad", p.has_pad_h(), p.pad_h(), p.has_pad_w(),
-                                                           p.pad_w(), values(p.pad()), 0, false));
+  TESSERA_ASSIGN_OR_RETURN(
+      Pair pad, spatial(l, "pad", p.has_pad_h(), p.pad_h(), p.has_pad_w(), p.pad_w(), values(p.pad()), 0, false));
   TESSERA_ASSIGN_OR_RETURN(conv.dilation, spatial(l, "dilation", false, 0, false, 0, values(p.dilation()), 1, false));
   for (int v : {conv.kernel[0], conv.kernel[1], conv.stride[0], conv.stride[1], conv.dilation[0], conv.dilation[1]}) {
     if (v < 1) return l.error("kernel, stride and dilation must be positive");
@@ -95,8 +96,8 @@ Status convert_convolution(NetBuilder& b, const Layer& l) {
     return l.error("group " + std::to_string(p.group()) + " must divide the input channels (" + std::to_string(in[1]) +
                    ") and num_output (" + std::to_string(out_c) + ")");
   }
-  TESSERA_ASSIGN_OR_RETURN(Tensor w, b.weight(l, 0, {out_c, in[1] / conv.group, conv.kernel[0], conv.kernel[1]},
-                                               "filter"));
+  TESSERA_ASSIGN_OR_RETURN(Tensor w,
+                           b.weight(l, 0, {out_c, in[1] / conv.group, conv.kernel[0], conv.kernel[1]}, "filter"));
   std::vector<std::string> inputs{x, b.constant(l.name + "/weight", std::move(w))};
   if (p.bias_term()) {
     TESSERA_ASSIGN_OR_RETURN(Tensor bias, b.weight(l, 1, {out_c}, "bias"));
@@ -151,8 +152,8 @@ Status convert_pooling(NetBuilder& b, const Layer& l) {
                                                 p.kernel_w(), kernel_size, 1, true));
   TESSERA_ASSIGN_OR_RETURN(pool.stride, spatial(l, "stride", p.has_stride_h(), p.stride_h(), p.has_stride_w(),
                                                 p.stride_w(), stride, 1, false));
-  TESSERA_ASSIGN_OR_RETURN(Pair pads, spatial(l, "pad", p.has_pad_h(), p.pad_h(), p.has_pad_w(),
-                                                            p.pad_w(), pad, 0, false));
+  TESSERA_ASSIGN_OR_RETURN(Pair pads,
+                           spatial(l, "pad", p.has_pad_h(), p.pad_h(), p.has_pad_w(), p.pad_w(), pad, 0, false));
   for (int i = 0; i < 2; ++i) {
     if (pool.kernel[static_cast<size_t>(i)] < 1 || pool.stride[static_cast<size_t>(i)] < 1) {
       return l.error("kernel and stride must be positive");
@@ -176,7 +177,8 @@ Status convert_pooling(NetBuilder& b, const Layer& l) {
     const auto u = static_cast<size_t>(i);
     const int64_t want = caffe_pooled_dim(in[2 + u], pool.kernel[u], pool.stride[u], pads[u], pool.ceil_mode);
     if (want != ir[2 + u]) {
-      return l.unsupported("Caffe's pooled size " + std::to_string(want) + " here includes a window that starts "
+      return l.unsupported("Caffe's pooled size " + std::to_string(want) +
+                           " here includes a window that starts "
                            "outside the input (stride larger than the kernel); not supported");
     }
   }
@@ -329,9 +331,12 @@ Status convert_eltwise(NetBuilder& b, const Layer& l) {
       // max(a, b) = a + relu(b - a)
       const std::string minus = b.constant(l.name + "/minus_one" + step, scalar(-1.0f));
       TESSERA_ASSIGN_OR_RETURN(std::string neg, b.node(l, OpKind::kMul, {acc, minus}, std::monostate{}, "/neg" + step));
-      TESSERA_ASSIGN_OR_RETURN(std::string diff, b.node(l, OpKind::kAdd, {term, neg}, std::monostate{}, "/diff" + step));
-      TESSERA_ASSIGN_OR_RETURN(std::string excess, b.node(l, OpKind::kRelu, {diff}, std::monostate{}, "/excess" + step));
-      TESSERA_ASSIGN_OR_RETURN(acc, b.node(l, OpKind::kAdd, {acc, excess}, std::monostate{}, last ? "" : "/max" + step));
+      TESSERA_ASSIGN_OR_RETURN(std::string diff,
+                               b.node(l, OpKind::kAdd, {term, neg}, std::monostate{}, "/diff" + step));
+      TESSERA_ASSIGN_OR_RETURN(std::string excess,
+                               b.node(l, OpKind::kRelu, {diff}, std::monostate{}, "/excess" + step));
+      TESSERA_ASSIGN_OR_RETURN(acc,
+                               b.node(l, OpKind::kAdd, {acc, excess}, std::monostate{}, last ? "" : "/max" + step));
     }
   }
   b.set_top(l, 0, acc);
@@ -344,7 +349,8 @@ Status convert_batch_norm(NetBuilder& b, const Layer& l) {
   TESSERA_RETURN_IF_ERROR(expect_counts(l, 1, 1, 1));
   const auto& p = l.p.batch_norm_param();
   if (p.has_use_global_stats() && !p.use_global_stats()) {
-    return l.unsupported("use_global_stats: false (batch statistics) is a training setting; deploy needs the stored ones");
+    return l.unsupported(
+        "use_global_stats: false (batch statistics) is a training setting; deploy needs the stored ones");
   }
   TESSERA_ASSIGN_OR_RETURN(std::string x, b.bottom(l, 0));
   const Shape& in = b.shape_of(x);
@@ -358,9 +364,10 @@ Status convert_batch_norm(NetBuilder& b, const Layer& l) {
   for (float& v : var.data) v *= f;
   BatchNormAttrs bn;
   bn.epsilon = p.eps();
-  std::vector<std::string> inputs{x, b.constant(l.name + "/scale", Tensor(Shape{c}, std::vector<float>(static_cast<size_t>(c), 1.0f))),
-                                  b.constant(l.name + "/shift", Tensor(Shape{c})),
-                                  b.constant(l.name + "/mean", std::move(mean)), b.constant(l.name + "/variance", std::move(var))};
+  std::vector<std::string> inputs{
+      x, b.constant(l.name + "/scale", Tensor(Shape{c}, std::vector<float>(static_cast<size_t>(c), 1.0f))),
+      b.constant(l.name + "/shift", Tensor(Shape{c})), b.constant(l.name + "/mean", std::move(mean)),
+      b.constant(l.name + "/variance", std::move(var))};
   TESSERA_ASSIGN_OR_RETURN(std::string y, b.node(l, OpKind::kBatchNorm, inputs, bn));
   b.set_top(l, 0, y);
   return Status::ok();
@@ -368,13 +375,15 @@ Status convert_batch_norm(NetBuilder& b, const Layer& l) {
 
 Status convert_scale(NetBuilder& b, const Layer& l) {
   TESSERA_RETURN_IF_ERROR(expect_counts(l, 1, 2, 1));
-  if (l.p.bottom_size() == 2) return l.unsupported("Scale with a second bottom (a learned-at-run-time scale) is not supported");
+  if (l.p.bottom_size() == 2)
+    return l.unsupported("Scale with a second bottom (a learned-at-run-time scale) is not supported");
   const auto& p = l.p.scale_param();
   TESSERA_ASSIGN_OR_RETURN(std::string x, b.bottom(l, 0));
   const Shape in = b.shape_of(x);
   TESSERA_ASSIGN_OR_RETURN(int axis, layer_axis(l, p.axis(), static_cast<int>(in.size()), "axis"));
   const int end = p.num_axes() == -1 ? static_cast<int>(in.size()) : axis + p.num_axes();
-  if (p.num_axes() < -1 || end > static_cast<int>(in.size())) return l.error("num_axes does not fit the input " + shape_to_string(in));
+  if (p.num_axes() < -1 || end > static_cast<int>(in.size()))
+    return l.error("num_axes does not fit the input " + shape_to_string(in));
   Shape param(in.begin() + axis, in.begin() + end);
   TESSERA_ASSIGN_OR_RETURN(Tensor gamma, b.weight(l, 0, param, "scale"));
   Tensor beta;
@@ -394,7 +403,8 @@ Status convert_scale(NetBuilder& b, const Layer& l) {
   for (size_t d = static_cast<size_t>(end); d < in.size(); ++d) bshape.push_back(1);
   gamma.shape = bshape;
   const std::string g = b.constant(l.name + "/scale", std::move(gamma));
-  TESSERA_ASSIGN_OR_RETURN(std::string y, b.node(l, OpKind::kMul, {x, g}, std::monostate{}, p.bias_term() ? "/mul" : ""));
+  TESSERA_ASSIGN_OR_RETURN(std::string y,
+                           b.node(l, OpKind::kMul, {x, g}, std::monostate{}, p.bias_term() ? "/mul" : ""));
   if (p.bias_term()) {
     beta.shape = bshape;
     const std::string bb = b.constant(l.name + "/bias", std::move(beta));
@@ -415,7 +425,8 @@ Status convert_alias(NetBuilder& b, const Layer& l, bool split) {
 Status convert_softmax(NetBuilder& b, const Layer& l) {
   TESSERA_RETURN_IF_ERROR(expect_counts(l, 1, 1, 1));
   TESSERA_ASSIGN_OR_RETURN(std::string x, b.bottom(l, 0));
-  TESSERA_ASSIGN_OR_RETURN(int axis, layer_axis(l, l.p.softmax_param().axis(), static_cast<int>(b.shape_of(x).size()), "axis"));
+  TESSERA_ASSIGN_OR_RETURN(int axis,
+                           layer_axis(l, l.p.softmax_param().axis(), static_cast<int>(b.shape_of(x).size()), "axis"));
   TESSERA_ASSIGN_OR_RETURN(std::string y, b.node(l, OpKind::kSoftmax, {x}, AxisAttrs{axis}));
   b.set_top(l, 0, y);
   return Status::ok();
@@ -573,7 +584,8 @@ Status NetBuilder::add_input(const std::string& blob, const Shape& shape, const 
                                  "; Tessera takes one N x C x H x W image input");
   }
   for (size_t d = 1; d < shape.size(); ++d) {
-    if (shape[d] < 1) return Status::invalid_argument(what + ": input '" + blob + "' has shape " + shape_to_string(shape));
+    if (shape[d] < 1)
+      return Status::invalid_argument(what + ": input '" + blob + "' has shape " + shape_to_string(shape));
   }
   const std::string name = fresh_name(blob);
   Shape one = shape;
@@ -644,8 +656,9 @@ int NetBuilder::weight_count(const Layer& l) const {
 Result<Tensor> NetBuilder::weight(const Layer& l, int index, const Shape& expected, const char* what) {
   auto it = weights_.find(l.p.name());
   if (it == weights_.end()) {
-    return l.error(std::string("no trained weights for this layer") +
-                   (have_caffemodel_ ? " in the caffemodel (weights are matched by layer name)" : " (no caffemodel given)"));
+    return l.error(
+        std::string("no trained weights for this layer") +
+        (have_caffemodel_ ? " in the caffemodel (weights are matched by layer name)" : " (no caffemodel given)"));
   }
   if (index >= it->second->size()) {
     return l.error("the caffemodel has " + std::to_string(it->second->size()) + " blob(s) for this layer; blob " +
@@ -700,7 +713,8 @@ Status NetBuilder::add_layer(const caffe::LayerParameter& layer) {
 
 Result<Graph> NetBuilder::finish() {
   if (graph_.inputs.empty()) {
-    return Status::invalid_argument("the network has no input (declare `input:` with `input_shape`, or an Input layer)");
+    return Status::invalid_argument(
+        "the network has no input (declare `input:` with `input_shape`, or an Input layer)");
   }
   for (const std::string& blob : open_outputs_) {
     const std::string& tensor = blobs_.at(blob);

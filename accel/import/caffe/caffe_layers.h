@@ -56,10 +56,10 @@ class NetBuilder {
   Graph graph_;
   WeightsByLayer weights_;
   bool have_caffemodel_;
-  std::map<std::string, std::string> blobs_;   // Caffe blob name -> IR tensor
-  std::map<std::string, Shape> shapes_;        // IR tensor -> shape (batch 1)
-  std::set<std::string> used_;                 // IR names taken
-  std::vector<std::string> open_outputs_;      // Caffe blobs produced and not yet consumed, in order
+  std::map<std::string, std::string> blobs_;  // Caffe blob name -> IR tensor
+  std::map<std::string, Shape> shapes_;       // IR tensor -> shape (batch 1)
+  std::set<std::string> used_;                // IR names taken
+  std::vector<std::string> open_outputs_;     // Caffe blobs produced and not yet consumed, in order
 };
 
 }  // namespace tessera::caffe_import

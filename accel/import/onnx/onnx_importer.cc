@@ -20,8 +20,8 @@ Result<int64_t> default_domain_opset(const ModelProto& model) {
       const int64_t v = entry.version();
       if (v < kMinOnnxOpset || v > kMaxOnnxOpset) {
         return Status::unimplemented("ONNX opset " + std::to_string(v) + " is not supported (" +
-                                     std::to_string(kMinOnnxOpset) + " to " +
-                                     std::to_string(kMaxOnnxOpset) + " are); re-export the model with "
+                                     std::to_string(kMinOnnxOpset) + " to " + std::to_string(kMaxOnnxOpset) +
+                                     " are); re-export the model with "
                                      "opset_version in that range");
       }
       return v;
@@ -37,8 +37,8 @@ Result<ValueInfo> value_info(const ValueInfoProto& proto, const char* role) {
   }
   const auto& tensor_type = proto.type().tensor_type();
   if (tensor_type.elem_type() != TensorProto::FLOAT) {
-    return Status::unimplemented(std::string("graph ") + role + " '" + proto.name() +
-                                 "' has element type " + std::to_string(tensor_type.elem_type()) +
+    return Status::unimplemented(std::string("graph ") + role + " '" + proto.name() + "' has element type " +
+                                 std::to_string(tensor_type.elem_type()) +
                                  "; only float32 inputs and outputs are supported");
   }
   for (const auto& dim : tensor_type.shape().dim()) {

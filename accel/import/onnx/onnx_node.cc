@@ -94,7 +94,8 @@ Result<std::array<int, 4>> spatial_pads(const Attributes& attrs) {
   }
   std::array<int, 4> pads{};
   for (size_t i = 0; i < 4; ++i) {
-    if (values[i] < 0 || values[i] > 4096) return attrs.error("attribute 'pads' has the invalid value " + std::to_string(values[i]));
+    if (values[i] < 0 || values[i] > 4096)
+      return attrs.error("attribute 'pads' has the invalid value " + std::to_string(values[i]));
     pads[i] = static_cast<int>(values[i]);
   }
   return pads;
@@ -332,8 +333,7 @@ Status convert_node(const NodeProto& node, const ImportContext& context, Graph& 
   const auto& table = converters(context.opset);
   auto it = table.find(node.op_type());
   if (it == table.end()) {
-    return Status::unimplemented(describe_node(node) + ": operator " + node.op_type() +
-                                 " is not supported by Tessera");
+    return Status::unimplemented(describe_node(node) + ": operator " + node.op_type() + " is not supported by Tessera");
   }
   Attributes attrs(node);
   TESSERA_RETURN_IF_ERROR(expect_single_output(node, attrs));

@@ -9,7 +9,8 @@ using tessera::onnx::TensorProto;
 
 Status check_location(const TensorProto& proto, const std::string& what) {
   if (proto.data_location() == TensorProto::EXTERNAL) {
-    return Status::unimplemented(what + ": weights stored as external data are not supported; "
+    return Status::unimplemented(what +
+                                 ": weights stored as external data are not supported; "
                                  "save the model with all tensors inside the .onnx file");
   }
   for (int64_t d : proto.dims()) {
@@ -25,8 +26,8 @@ template <class T, class Out>
 Status read_raw(const TensorProto& proto, int64_t count, std::vector<Out>& out, const std::string& what) {
   const std::string& raw = proto.raw_data();
   if (static_cast<int64_t>(raw.size()) != count * static_cast<int64_t>(sizeof(T))) {
-    return Status::invalid_argument(what + ": raw_data holds " + std::to_string(raw.size()) +
-                                    " bytes, shape " + shape_to_string(dims_of(proto)) + " needs " +
+    return Status::invalid_argument(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, shape " +
+                                    shape_to_string(dims_of(proto)) + " needs " +
                                     std::to_string(count * static_cast<int64_t>(sizeof(T))));
   }
   out.resize(static_cast<size_t>(count));

@@ -16,7 +16,6 @@ namespace tessera::onnx_import {
 Result<Tensor> to_float_tensor(const tessera::onnx::TensorProto& proto, const std::string& what);
 
 // INT64 or INT32 tensor -> int64 values (Reshape shapes, Clip bounds given as ints).
-Result<std::vector<int64_t>> to_int64_values(const tessera::onnx::TensorProto& proto,
-                                             const std::string& what);
+Result<std::vector<int64_t>> to_int64_values(const tessera::onnx::TensorProto& proto, const std::string& what);
 
 }  // namespace tessera::onnx_import
