@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "accel/common/status.h"
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 
 namespace tessera {
 

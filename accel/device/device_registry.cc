@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "accel/device/emu/emu_device.h"
-#include "accel/device/xrt/xrt_device.h"
+#include "accel/device/xrt_backend.h"
 
 namespace tessera {
 namespace {
@@ -18,12 +18,8 @@ Result<std::unique_ptr<Device>> open_emu(const DeviceOptions& options, std::stri
   return std::unique_ptr<Device>(std::move(device));
 }
 
-XrtOptions xrt_options(const DeviceOptions& options) {
-  return XrtOptions{.index = options.index, .xclbin = resolve_xclbin(options), .board = options.board};
-}
-
 Result<std::unique_ptr<Device>> open_xrt(const DeviceOptions& options, std::string* log_note) {
-  auto device = XrtDevice::open(xrt_options(options));
+  auto device = open_xrt_device(options);
   if (!device.is_ok()) return Status(device.status().code(), "--device xrt: " + device.status().message());
   const DeviceInfo info = (*device)->info();
   *log_note = "device xrt: " + info.name + " (" + info.detail + ")";
@@ -39,17 +35,17 @@ Result<std::unique_ptr<Device>> fall_back_to_emu(const DeviceOptions& options, s
 }
 
 Result<std::unique_ptr<Device>> open_auto(const DeviceOptions& options, std::string* log_note) {
-  const Result<unsigned> count = xrt_device_count();
+  if (!xrt_backend_built()) return fall_back_to_emu(options, log_note, "built without XRT");
+  const Result<unsigned> count = count_xrt_devices();
   if (!count.is_ok()) return fall_back_to_emu(options, log_note, "XRT unusable (" + count.status().message() + ")");
   if (*count == 0) return fall_back_to_emu(options, log_note, "no Xilinx device found");
-  const XrtOptions xrt = xrt_options(options);
-  if (xrt.xclbin.empty()) {
+  if (resolve_xclbin(options).empty()) {
     return fall_back_to_emu(options, log_note,
                             std::to_string(*count) +
                                 " Xilinx device(s) found but no xclbin (--xclbin, $TESSERA_XCLBIN, "
                                 "/opt/tessera/tessera_accel.xclbin or .awsxclbin)");
   }
-  auto device = XrtDevice::open(xrt);
+  auto device = open_xrt_device(options);
   if (!device.is_ok()) {
     return fall_back_to_emu(options, log_note, "Xilinx device not usable (" + device.status().message() + ")");
   }

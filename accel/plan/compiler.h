@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "accel/common/status.h"
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 #include "accel/graph/graph.h"
 #include "accel/plan/model_plan.h"
 #include "accel/plan/plan_cache.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "accel/common/status.h"
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 #include "accel/plan/board_profile.h"
 #include "accel/plan/cost_model.h"
 #include "accel/plan/tile_search.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 
 namespace tessera::bitexact {
 

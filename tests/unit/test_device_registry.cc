@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "accel/device/device_registry.h"
-#include "accel/device/xrt/xrt_device.h"
+#include "accel/device/xrt_backend.h"
 
 namespace tessera {
 namespace {
@@ -27,7 +27,7 @@ DeviceOptions options_with_xclbin(std::filesystem::path xclbin) {
 }
 
 bool board_present() {
-  auto count = xrt_device_count();
+  auto count = count_xrt_devices();
   return count.is_ok() && *count > 0;
 }
 
@@ -84,6 +84,7 @@ TEST(DeviceRegistry, EmuOpensWithTheBoardAndANote) {
 }
 
 TEST(DeviceRegistry, XrtWithoutABoardFailsClearly) {
+  if (!xrt_backend_built()) GTEST_SKIP() << "built without XRT: XrtOnABuildWithoutXrtSaysHowToGetIt covers it";
   if (board_present()) GTEST_SKIP() << "a Xilinx device is present";
   std::string note = "untouched";
   auto device = open_device(options_of("xrt"), &note);
@@ -95,7 +96,20 @@ TEST(DeviceRegistry, XrtWithoutABoardFailsClearly) {
       << device.status().message();
 }
 
+TEST(DeviceRegistry, XrtOnABuildWithoutXrtSaysHowToGetIt) {
+  if (xrt_backend_built()) GTEST_SKIP() << "built with XRT: XrtWithoutABoardFailsClearly covers it";
+  auto device = open_device(options_of("xrt"));
+  ASSERT_FALSE(device.is_ok());
+  EXPECT_EQ(device.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(device.status().message(), std::string("--device xrt: ") + kXrtNotBuiltMessage);
+  std::string note;
+  auto fallback = open_device(options_of("auto"), &note);
+  ASSERT_TRUE(fallback.is_ok()) << fallback.status().to_string();
+  EXPECT_EQ(note, "device auto: built without XRT, using the emulator");
+}
+
 TEST(DeviceRegistry, AutoFallsBackToTheEmulatorAndSaysWhy) {
+  if (!xrt_backend_built()) GTEST_SKIP() << "built without XRT: XrtOnABuildWithoutXrtSaysHowToGetIt covers it";
   if (board_present()) GTEST_SKIP() << "a Xilinx device is present: auto would pick it when an xclbin is there";
   std::string note;
   auto device = open_device({}, &note);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 #include "kernels/kernel_abi.h"
 #include "kernels/tessera_accel.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "accel/common/status.h"
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 
 namespace tessera::emu {
 

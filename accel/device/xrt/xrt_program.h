@@ -19,7 +19,7 @@
 
 #include "accel/common/status.h"
 #include "accel/device/device.h"
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 
 namespace tessera {
 

@@ -1,4 +1,4 @@
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 
 #include <cstring>
 
