@@ -41,17 +41,10 @@ static void write_status(uint32_t* status, uint32_t code, uint32_t layer) {
 // Runs one validated layer on one image (image = that image's arena base).
 static void run_layer(const abi::LayerDesc& d, const weight_t* weights, const int32_t* quant, act_t* image) {
   switch (d.op) {
-    case abi::kOpConv:
-      conv_layer(d, weights, quant, image);
-      break;
-    case abi::kOpPool:
-      pool_layer(d, quant, image);
-      break;
-    case abi::kOpAdd:
-      add_layer(d, quant, image);
-      break;
-    default:
-      break;  // unreachable: layer_fits() rejects every other op
+    case abi::kOpConv: conv_layer(d, weights, quant, image); break;
+    case abi::kOpPool: pool_layer(d, quant, image); break;
+    case abi::kOpAdd: add_layer(d, quant, image); break;
+    default: break;  // unreachable: layer_fits() rejects every other op
   }
 }
 
@@ -62,6 +55,8 @@ static void run_layer(const abi::LayerDesc& d, const weight_t* weights, const in
 // hold); they do not size anything in hardware. program: header + kMaxLayers descriptors.
 extern "C" void tessera_accel(const uint32_t* program, const int8_t* weights, const int32_t* quant, int8_t* arena,
                               uint32_t* status) {
+  // One port a line, as Vitis reads them.
+  // clang-format off
 #pragma HLS INTERFACE mode = m_axi port = program bundle = gmem0 offset = slave depth = 47120 max_read_burst_length = 64 num_read_outstanding = 4 max_write_burst_length = 2 num_write_outstanding = 1
 #pragma HLS INTERFACE mode = m_axi port = weights bundle = gmem1 offset = slave depth = 4194304 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 2 num_write_outstanding = 1
 #pragma HLS INTERFACE mode = m_axi port = quant bundle = gmem2 offset = slave depth = 65536 max_read_burst_length = 64 num_read_outstanding = 4 max_write_burst_length = 2 num_write_outstanding = 1
@@ -73,6 +68,7 @@ extern "C" void tessera_accel(const uint32_t* program, const int8_t* weights, co
 #pragma HLS INTERFACE mode = s_axilite port = arena bundle = control
 #pragma HLS INTERFACE mode = s_axilite port = status bundle = control
 #pragma HLS INTERFACE mode = s_axilite port = return bundle = control
+  // clang-format on
   using namespace tessera;
 
   uint32_t header_words[abi::kHeaderWords];

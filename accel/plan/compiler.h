@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "accel/common/status.h"
-#include "accel/program/program.h"
 #include "accel/graph/graph.h"
 #include "accel/plan/model_plan.h"
 #include "accel/plan/plan_cache.h"
+#include "accel/program/program.h"
 
 namespace tessera::plan {
 

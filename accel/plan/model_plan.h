@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "accel/common/status.h"
-#include "accel/program/program.h"
 #include "accel/plan/board_profile.h"
 #include "accel/plan/cost_model.h"
 #include "accel/plan/tile_search.h"
+#include "accel/program/program.h"
 #include "kernels/kernel_abi.h"
 
 namespace tessera::plan {
