@@ -54,6 +54,62 @@ pool_write:
   }
 }
 
+// The windows of one strip, output columns [c0, c0 + c_count) of an output row whose valid input
+// rows are [y0, y1), of the channel at src_chan: max (or sum when `average`) of each window's
+// valid positions into acc[0, c_count). Inlined: the loops nest in pool_layer's as before.
+static void pool_strip(const abi::LayerDesc& d, bool average, const act_t* image, uint32_t src_chan, uint32_t y0,
+                       uint32_t y1, uint32_t c0, uint32_t c_count, int32_t acc[abi::kMaxTileC],
+                       act_t line[kPoolLineElems]) {
+#pragma HLS inline
+  // Input columns [x0, x1) the strip's windows touch.
+  const int32_t wx0 = static_cast<int32_t>(c0 * d.pool_stride_w) - static_cast<int32_t>(d.pool_pad_left);
+  const uint32_t x0 = clip_to(wx0, d.in_w);
+  const uint32_t x1 = clip_to(wx0 + static_cast<int32_t>((c_count - 1) * d.pool_stride_w + d.pool_w), d.in_w);
+  // Whole rows, all window rows in one run, when the strip spans the output row and they fit.
+  const bool merged = c_count == d.out_w && y1 > y0 && (y1 - y0) * d.in_w <= kPoolLineElems;
+  const uint32_t xs = merged ? 0 : x0;
+  const uint32_t row_len = merged ? d.in_w : x1 - x0;
+  const uint32_t run_rows = merged ? y1 - y0 : 1;
+  const uint32_t y_end = row_len > 0 ? y1 : y0;  // a strip wholly in the padding reads nothing
+pool_init:
+  for (uint32_t j = 0; j < c_count; ++j) {
+#pragma HLS pipeline II = 1
+#pragma HLS loop_tripcount min = 1 max = 64 avg = 14
+    acc[j] = average ? 0 : kInt8Min;
+  }
+pool_runs:
+  for (uint32_t y = y0; y < y_end; y += run_rows) {
+#pragma HLS loop_tripcount min = 1 max = 16 avg = 1
+    pool_read_run(image + src_chan + y * d.in_w + xs, run_rows * row_len, line);
+  pool_wy:
+    for (uint32_t k = 0; k < run_rows; ++k) {
+#pragma HLS loop_tripcount min = 1 max = 16 avg = 3
+      // Window row of every output column of the strip; `run` carries one column's value so
+      // the loop has no memory recurrence (acc[j] is read at wx == 0, written at the last wx).
+      const uint32_t line_row = k * row_len;
+      uint32_t j = 0, wx = 0;
+      int32_t run = 0;
+    pool_wx:
+      for (uint32_t i = 0; i < c_count * d.pool_w; ++i) {
+#pragma HLS pipeline II = 1
+#pragma HLS loop_tripcount min = 1 max = 1024 avg = 42
+        if (wx == 0) run = acc[j];
+        const int32_t ix =
+            static_cast<int32_t>((c0 + j) * d.pool_stride_w + wx) - static_cast<int32_t>(d.pool_pad_left);
+        if (in_range(ix, d.in_w)) {
+          const int32_t v = line[line_row + static_cast<uint32_t>(ix) - xs];
+          run = average ? run + v : max_i32(run, v);
+        }
+        if (++wx == d.pool_w) {
+          acc[j] = run;
+          wx = 0;
+          ++j;
+        }
+      }
+    }
+  }
+}
+
 static void pool_layer(const abi::LayerDesc& d, const int32_t* quant, act_t* image) {
   const bool average = d.pool_kind == abi::kPoolAverage;
   const int32_t mult = average ? quant[d.quant_offset] : 0;
@@ -80,53 +136,7 @@ pool_chans:
       for (uint32_t c0 = 0; c0 < d.out_w; c0 += d.tile_c) {
 #pragma HLS loop_tripcount min = 1 max = 8 avg = 1
         const uint32_t c_count = min_u32(d.tile_c, d.out_w - c0);
-        // Input columns [x0, x1) the strip's windows touch.
-        const int32_t wx0 = static_cast<int32_t>(c0 * d.pool_stride_w) - static_cast<int32_t>(d.pool_pad_left);
-        const uint32_t x0 = clip_to(wx0, d.in_w);
-        const uint32_t x1 = clip_to(wx0 + static_cast<int32_t>((c_count - 1) * d.pool_stride_w + d.pool_w), d.in_w);
-        // Whole rows, all window rows in one run, when the strip spans the output row and they fit.
-        const bool merged = c_count == d.out_w && y1 > y0 && (y1 - y0) * d.in_w <= kPoolLineElems;
-        const uint32_t xs = merged ? 0 : x0;
-        const uint32_t row_len = merged ? d.in_w : x1 - x0;
-        const uint32_t run_rows = merged ? y1 - y0 : 1;
-        const uint32_t y_end = row_len > 0 ? y1 : y0;  // a strip wholly in the padding reads nothing
-      pool_init:
-        for (uint32_t j = 0; j < c_count; ++j) {
-#pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 64 avg = 14
-          acc[j] = average ? 0 : kInt8Min;
-        }
-      pool_runs:
-        for (uint32_t y = y0; y < y_end; y += run_rows) {
-#pragma HLS loop_tripcount min = 1 max = 16 avg = 1
-          pool_read_run(image + src_chan + y * d.in_w + xs, run_rows * row_len, line);
-        pool_wy:
-          for (uint32_t k = 0; k < run_rows; ++k) {
-#pragma HLS loop_tripcount min = 1 max = 16 avg = 3
-            // Window row of every output column of the strip; `run` carries one column's value so
-            // the loop has no memory recurrence (acc[j] is read at wx == 0, written at the last wx).
-            const uint32_t line_row = k * row_len;
-            uint32_t j = 0, wx = 0;
-            int32_t run = 0;
-          pool_wx:
-            for (uint32_t i = 0; i < c_count * d.pool_w; ++i) {
-#pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 1024 avg = 42
-              if (wx == 0) run = acc[j];
-              const int32_t ix =
-                  static_cast<int32_t>((c0 + j) * d.pool_stride_w + wx) - static_cast<int32_t>(d.pool_pad_left);
-              if (in_range(ix, d.in_w)) {
-                const int32_t v = line[line_row + static_cast<uint32_t>(ix) - xs];
-                run = average ? run + v : max_i32(run, v);
-              }
-              if (++wx == d.pool_w) {
-                acc[j] = run;
-                wx = 0;
-                ++j;
-              }
-            }
-          }
-        }
+        pool_strip(d, average, image, src_chan, y0, y1, c0, c_count, acc, line);
         // Results go to out_line; it is written back first when this strip does not continue it.
         const uint32_t dst = dst_chan + r * d.out_w + c0;
         if (pending > 0 && (pending_dst + pending != dst || pending + c_count > kPoolLineElems)) {

@@ -96,6 +96,74 @@ Brightness measure(const uint8_t* pixels, int width, int height, int channels) {
   return b;
 }
 
+// (2) Inversion. kAuto inverts dark-on-light pictures (the border ring is brighter than the
+// image as a whole) into the light-on-dark look of Fashion-MNIST. The background (padding for
+// kFit) is the border ring's mean, after inversion.
+struct Inversion {
+  bool invert = false;
+  std::array<float, 3> background{};
+};
+
+Inversion decide_inversion(const uint8_t* pixels, int width, int height, int channels, InvertMode mode) {
+  const Brightness b = measure(pixels, width, height, channels);
+  double border_mean = 0, total_mean = 0;
+  for (int c = 0; c < channels; ++c) {
+    border_mean += b.border_sum[static_cast<size_t>(c)];
+    total_mean += b.total_sum[static_cast<size_t>(c)];
+  }
+  border_mean /= b.border_pixels * channels;
+  total_mean /= b.total_pixels * channels;
+  Inversion inversion;
+  inversion.invert = mode == InvertMode::kYes || (mode == InvertMode::kAuto && border_mean > total_mean);
+  for (int c = 0; c < channels; ++c) {
+    const double mean = b.border_sum[static_cast<size_t>(c)] / b.border_pixels;
+    inversion.background[static_cast<size_t>(c)] = static_cast<float>(inversion.invert ? 255.0 - mean : mean);
+  }
+  return inversion;
+}
+
+// (3) Geometry: which source region lands in which output rectangle.
+struct Placement {
+  SourceRegion region;
+  int64_t dst_x = 0, dst_y = 0, dst_w = 0, dst_h = 0;
+};
+
+Placement place(int64_t w, int64_t h, int64_t tw, int64_t th, ResizeMode resize) {
+  Placement p{SourceRegion{0, 0, static_cast<double>(w), static_cast<double>(h)}, 0, 0, tw, th};
+  SourceRegion& region = p.region;
+  if (resize == ResizeMode::kFit) {
+    const double s = std::min(static_cast<double>(tw) / w, static_cast<double>(th) / h);
+    p.dst_w = std::clamp<int64_t>(std::llround(w * s), 1, tw);
+    p.dst_h = std::clamp<int64_t>(std::llround(h * s), 1, th);
+    p.dst_x = (tw - p.dst_w) / 2;
+    p.dst_y = (th - p.dst_h) / 2;
+  } else if (resize == ResizeMode::kCenterCrop) {
+    // The centred region with the target's aspect ratio; a pure crop stays on whole pixels.
+    if (w * th > tw * h) {
+      region.width = static_cast<double>(h) * tw / th;
+      region.x = region.width == tw ? static_cast<double>((w - tw) / 2) : (w - region.width) / 2;
+    } else if (w * th < tw * h) {
+      region.height = static_cast<double>(w) * th / tw;
+      region.y = region.height == th ? static_cast<double>((h - th) / 2) : (h - region.height) / 2;
+    }
+  }
+  return p;
+}
+
+// (5) x = (pixel - mean_image) / scale, then (x - mean) / std, on each of the planes at `out`.
+void normalize_planes(float* out, size_t plane, const PreprocessConfig& config) {
+  for (int c = 0; c < config.channels; ++c) {
+    const float mean = per_channel(config.mean, c, 0.0f);
+    const float deviation = per_channel(config.std, c, 1.0f);
+    float* p = out + static_cast<size_t>(c) * plane;
+    if (!config.mean_image.empty()) {
+      const float* m = config.mean_image.data() + static_cast<size_t>(c) * plane;
+      for (size_t i = 0; i < plane; ++i) p[i] -= m[i];
+    }
+    for (size_t i = 0; i < plane; ++i) p[i] = (p[i] / config.scale - mean) / deviation;
+  }
+}
+
 }  // namespace
 
 Status preprocess_into(const Image& image, const PreprocessConfig& config, float* out) {
@@ -113,76 +181,33 @@ Status preprocess_into(const Image& image, const PreprocessConfig& config, float
     pixels = converted.data();
   }
 
-  // (2) Inversion. kAuto inverts dark-on-light pictures (the border ring is brighter than the
-  // image as a whole) into the light-on-dark look of Fashion-MNIST.
-  const Brightness b = measure(pixels, image.width, image.height, channels);
-  double border_mean = 0, total_mean = 0;
-  for (int c = 0; c < channels; ++c) {
-    border_mean += b.border_sum[static_cast<size_t>(c)];
-    total_mean += b.total_sum[static_cast<size_t>(c)];
-  }
-  border_mean /= b.border_pixels * channels;
-  total_mean /= b.total_pixels * channels;
-  const bool invert =
-      config.invert == InvertMode::kYes || (config.invert == InvertMode::kAuto && border_mean > total_mean);
-  if (invert) {
+  // (2) Inversion.
+  const Inversion inversion = decide_inversion(pixels, image.width, image.height, channels, config.invert);
+  if (inversion.invert) {
     if (converted.empty()) converted.assign(image.pixels.begin(), image.pixels.end());
     for (uint8_t& p : converted) p = static_cast<uint8_t>(255 - p);
     pixels = converted.data();
   }
-  // The background (padding for kFit) is the border ring's mean, after inversion.
-  std::array<float, 3> background{};
-  for (int c = 0; c < channels; ++c) {
-    const double mean = b.border_sum[static_cast<size_t>(c)] / b.border_pixels;
-    background[static_cast<size_t>(c)] = static_cast<float>(invert ? 255.0 - mean : mean);
-  }
 
-  // (3) Geometry: which source region lands in which output rectangle.
-  const int64_t w = image.width, h = image.height, tw = config.width, th = config.height;
-  SourceRegion region{0, 0, static_cast<double>(w), static_cast<double>(h)};
-  int64_t dst_x = 0, dst_y = 0, dst_w = tw, dst_h = th;
-  if (config.resize == ResizeMode::kFit) {
-    const double s = std::min(static_cast<double>(tw) / w, static_cast<double>(th) / h);
-    dst_w = std::clamp<int64_t>(std::llround(w * s), 1, tw);
-    dst_h = std::clamp<int64_t>(std::llround(h * s), 1, th);
-    dst_x = (tw - dst_w) / 2;
-    dst_y = (th - dst_h) / 2;
-  } else if (config.resize == ResizeMode::kCenterCrop) {
-    // The centred region with the target's aspect ratio; a pure crop stays on whole pixels.
-    if (w * th > tw * h) {
-      region.width = static_cast<double>(h) * tw / th;
-      region.x = region.width == tw ? static_cast<double>((w - tw) / 2) : (w - region.width) / 2;
-    } else if (w * th < tw * h) {
-      region.height = static_cast<double>(w) * th / tw;
-      region.y = region.height == th ? static_cast<double>((h - th) / 2) : (h - region.height) / 2;
-    }
-  }
-
+  // (3) Geometry, and the background around a fitted image.
+  const int64_t tw = config.width, th = config.height;
+  const Placement at = place(image.width, image.height, tw, th, config.resize);
   const auto plane = static_cast<size_t>(tw * th);
-  if (dst_w != tw || dst_h != th) {
+  if (at.dst_w != tw || at.dst_h != th) {
     for (int c = 0; c < channels; ++c) {
       std::fill(out + static_cast<size_t>(c) * plane, out + static_cast<size_t>(c + 1) * plane,
-                background[static_cast<size_t>(c)]);
+                inversion.background[static_cast<size_t>(c)]);
     }
   }
-  image_internal::resample(pixels, image.width, image.height, channels, region, static_cast<int>(dst_w),
-                           static_cast<int>(dst_h), out + static_cast<size_t>(dst_y * tw + dst_x),
+  image_internal::resample(pixels, image.width, image.height, channels, at.region, static_cast<int>(at.dst_w),
+                           static_cast<int>(at.dst_h), out + static_cast<size_t>(at.dst_y * tw + at.dst_x),
                            static_cast<size_t>(tw), plane);
 
   // (4) Channel order: the planes are R, G, B; Caffe models want B, G, R.
   if (config.bgr) std::swap_ranges(out, out + plane, out + 2 * plane);
 
-  // (5) x = (pixel - mean_image) / scale, then (x - mean) / std.
-  for (int c = 0; c < channels; ++c) {
-    const float mean = per_channel(config.mean, c, 0.0f);
-    const float deviation = per_channel(config.std, c, 1.0f);
-    float* p = out + static_cast<size_t>(c) * plane;
-    if (!config.mean_image.empty()) {
-      const float* m = config.mean_image.data() + static_cast<size_t>(c) * plane;
-      for (size_t i = 0; i < plane; ++i) p[i] -= m[i];
-    }
-    for (size_t i = 0; i < plane; ++i) p[i] = (p[i] / config.scale - mean) / deviation;
-  }
+  // (5) Normalisation.
+  normalize_planes(out, plane, config);
   return Status::ok();
 }
 

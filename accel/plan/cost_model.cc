@@ -180,124 +180,190 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
       b.static_watts * seconds * 1e6;
 }
 
-CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candidate& cand, DramModel model) {
+namespace {
+
+// The layer cut into per-CU slices and tiles: the counts every traffic term shares.
+struct TiledLayer {
+  const ConvGeometry& g;
+  TileShape t;
+  uint32_t B;   // burst bytes
+  uint64_t kk;  // kernel_h x kernel_w
+  uint32_t N, M, R, C;
+  Slices sl;
+  uint64_t n_mslices, n_rslices;
+  uint64_t MT;  // m-tiles summed over filter slices
+  uint64_t TR;  // row tiles summed over row slices
+  uint64_t nc, nn;
+};
+
+TiledLayer tile_layer(const ConvGeometry& g, const BoardProfile& b, const Candidate& cand) {
   const TileShape& t = cand.tile;
-  const uint32_t B = b.burst_bytes;
-  const uint64_t kk = static_cast<uint64_t>(g.kernel_h) * g.kernel_w;
   const uint32_t N = g.in_per_group(), M = g.out_c, R = g.out_h, C = g.out_w;
-  CostBreakdown cb;
-  const uint64_t in_tile_ch = g.tile_in_channels(t.m, t.n);
-  cb.input_tile_bytes = in_tile_ch * g.in_rows(t.r) * g.in_cols(t.c);
-  cb.weight_tile_bytes = static_cast<uint64_t>(t.m) * t.n * kk;
-  cb.output_tile_bytes = static_cast<uint64_t>(t.m) * g.conv_rows(t.r) * g.conv_cols(t.c) * 4;
-  cb.footprint_bytes = tile_footprint(g, t);
-
   const Slices sl = slice_layer(g, b.compute_units, cand.partition);
-  const uint64_t n_mslices = ceil_div(M, sl.m), n_rslices = ceil_div(R, sl.r);
-  cb.cus_used = static_cast<uint32_t>(n_mslices * n_rslices);
-  const uint64_t MT = count_tiles(M, sl.m, t.m);  // m-tiles summed over filter slices
-  const uint64_t TR = count_tiles(R, sl.r, t.r);  // row tiles summed over row slices
-  const uint64_t nc = ceil_div(C, t.c), nn = ceil_div(N, t.n);
+  return TiledLayer{g,
+                    t,
+                    b.burst_bytes,
+                    static_cast<uint64_t>(g.kernel_h) * g.kernel_w,
+                    N,
+                    M,
+                    R,
+                    C,
+                    sl,
+                    ceil_div(M, sl.m),
+                    ceil_div(R, sl.r),
+                    count_tiles(M, sl.m, t.m),
+                    count_tiles(R, sl.r, t.r),
+                    ceil_div(C, t.c),
+                    ceil_div(N, t.n)};
+}
 
-  // ---- Input: one "pass" reads every (row, col, channel) tile of the input once ----------------
-  // kernels/accel_conv.h load_input_tile: a tile spanning all output columns (t.c >= out_w)
-  // reads whole input rows (in_w bytes, a superset of the in_cols the windows need, e.g. 14 for
-  // the 13 of a stride-2 1x1 conv), which are contiguous in CHW; any narrower tile reads each
-  // input row as its own run of in_cols bytes.
+// What one pass over a tensor moves.
+struct PassTraffic {
+  uint64_t bytes = 0, runs = 0, bursts = 0, calls = 0;
+};
+
+// Input: one "pass" reads every (row, col, channel) tile of the input once.
+// kernels/accel_conv.h load_input_tile: a tile spanning all output columns (t.c >= out_w)
+// reads whole input rows (in_w bytes, a superset of the in_cols the windows need, e.g. 14 for
+// the 13 of a stride-2 1x1 conv), which are contiguous in CHW; any narrower tile reads each
+// input row as its own run of in_cols bytes.
+PassTraffic input_pass(const TiledLayer& layer) {
+  const ConvGeometry& g = layer.g;
+  const TileShape& t = layer.t;
+  const uint32_t B = layer.B, N = layer.N, R = layer.R, C = layer.C;
+  const Slices& sl = layer.sl;
   const bool in_full_width = t.c >= C;
   const uint64_t rows_sum = sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return g.in_rows(e); });
   const uint64_t cols_sum =
       in_full_width ? g.in_w : sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return g.in_cols(e); });
   // Channels a pass reads: all of them, or for grouped convs those of one m-tile's groups.
   const uint64_t pass_ch = g.groups == 1 ? g.in_c : g.tile_in_channels(t.m, N);
-  const uint64_t in_pass_bytes = pass_ch * rows_sum * cols_sum;
-  uint64_t in_pass_runs, in_pass_bursts;
+  PassTraffic in;
+  in.bytes = pass_ch * rows_sum * cols_sum;
   if (in_full_width) {
     // Whole rows: one run per channel per row tile.
-    in_pass_runs = pass_ch * TR;
-    in_pass_bursts = pass_ch * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t {
-                       return ceil_div(static_cast<uint64_t>(g.in_rows(e)) * g.in_w, B);
-                     });
+    in.runs = pass_ch * layer.TR;
+    in.bursts = pass_ch * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t {
+                  return ceil_div(static_cast<uint64_t>(g.in_rows(e)) * g.in_w, B);
+                });
   } else {
-    in_pass_runs = pass_ch * rows_sum * nc;
-    in_pass_bursts =
+    in.runs = pass_ch * rows_sum * layer.nc;
+    in.bursts =
         pass_ch * rows_sum * sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return ceil_div(g.in_cols(e), B); });
   }
-  const uint64_t in_pass_calls = TR * nc * nn;
+  in.calls = layer.TR * layer.nc * layer.nn;
+  return in;
+}
 
-  // ---- Weights: one pass reads every filter once, [out_c][N][kh][kw] -------------------------
-  const uint64_t w_pass_bytes = static_cast<uint64_t>(M) * N * kk;
-  uint64_t w_pass_runs, w_pass_bursts;
+// Weights: one pass reads every filter once, [out_c][N][kh][kw].
+PassTraffic weight_pass(const TiledLayer& layer) {
+  const TileShape& t = layer.t;
+  const uint32_t B = layer.B, N = layer.N, M = layer.M;
+  const uint64_t kk = layer.kk;
+  PassTraffic w;
+  w.bytes = static_cast<uint64_t>(M) * N * kk;
   if (t.n >= N) {
-    w_pass_runs = MT;  // Tm whole filters are one run
-    w_pass_bursts = sum_tiles(M, sl.m, t.m, [&](uint32_t e) -> uint64_t { return ceil_div(e * N * kk, B); });
+    w.runs = layer.MT;  // Tm whole filters are one run
+    w.bursts = sum_tiles(M, layer.sl.m, t.m, [&](uint32_t e) -> uint64_t { return ceil_div(e * N * kk, B); });
   } else {
-    w_pass_runs = static_cast<uint64_t>(M) * nn;
-    w_pass_bursts = M * sum_tiles(N, N, t.n, [&](uint32_t e) -> uint64_t { return ceil_div(e * kk, B); });
+    w.runs = static_cast<uint64_t>(M) * layer.nn;
+    w.bursts = M * sum_tiles(N, N, t.n, [&](uint32_t e) -> uint64_t { return ceil_div(e * kk, B); });
   }
-  const uint64_t w_pass_calls = MT * nn;
+  w.calls = layer.MT * layer.nn;
+  return w;
+}
 
-  // ---- Outputs: final int8 write, int32 partial sums spilled between input-channel tiles ----
-  auto out_pass = [&](uint32_t elem, bool conv, uint64_t& bytes, uint64_t& runs, uint64_t& bursts) {
-    auto rows_of = [&](uint32_t e) -> uint64_t { return conv ? g.conv_rows(e) : e; };
-    auto cols_of = [&](uint32_t e) -> uint64_t { return conv ? g.conv_cols(e) : e; };
-    const uint64_t rsum = sum_tiles(R, sl.r, t.r, rows_of);
-    const uint64_t csum = sum_tiles(C, C, t.c, cols_of);
-    const uint64_t width = conv ? g.conv_cols(C) : C;
-    bytes = static_cast<uint64_t>(M) * rsum * csum * elem;
-    if (t.c >= C) {
-      runs = static_cast<uint64_t>(M) * TR;
-      bursts =
-          M * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return ceil_div(rows_of(e) * width * elem, B); });
-    } else {
-      runs = static_cast<uint64_t>(M) * rsum * nc;
-      bursts = M * rsum * sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return ceil_div(cols_of(e) * elem, B); });
-    }
-  };
-  uint64_t o_bytes, o_runs, o_bursts, p_bytes, p_runs, p_bursts;
-  out_pass(1, false, o_bytes, o_runs, o_bursts);
-  out_pass(4, true, p_bytes, p_runs, p_bursts);
-  const uint64_t o_calls = MT * TR * nc;
+// Outputs: the final int8 write (elem 1, output rows/cols) or the int32 partial sums spilled
+// between input-channel tiles (elem 4, conv rows/cols). Calls are counted by the caller.
+PassTraffic output_pass(const TiledLayer& layer, uint32_t elem, bool conv) {
+  const ConvGeometry& g = layer.g;
+  const TileShape& t = layer.t;
+  const uint32_t B = layer.B, M = layer.M, R = layer.R, C = layer.C;
+  const Slices& sl = layer.sl;
+  auto rows_of = [&](uint32_t e) -> uint64_t { return conv ? g.conv_rows(e) : e; };
+  auto cols_of = [&](uint32_t e) -> uint64_t { return conv ? g.conv_cols(e) : e; };
+  const uint64_t rsum = sum_tiles(R, sl.r, t.r, rows_of);
+  const uint64_t csum = sum_tiles(C, C, t.c, cols_of);
+  const uint64_t width = conv ? g.conv_cols(C) : C;
+  PassTraffic out;
+  out.bytes = static_cast<uint64_t>(M) * rsum * csum * elem;
+  if (t.c >= C) {
+    out.runs = static_cast<uint64_t>(M) * layer.TR;
+    out.bursts =
+        M * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return ceil_div(rows_of(e) * width * elem, B); });
+  } else {
+    out.runs = static_cast<uint64_t>(M) * rsum * layer.nc;
+    out.bursts =
+        M * rsum * sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return ceil_div(cols_of(e) * elem, B); });
+  }
+  return out;
+}
 
-  // ---- Passes per schedule (TSO eq. 3-5; seeds/000 eq. 5-6 for IS) --------------------------
-  uint64_t in_passes = 0, w_passes = 0, spill_passes = 0;
-  switch (cand.schedule) {
+// How often each tensor is passed over under a schedule.
+struct SchedulePasses {
+  uint64_t in = 0, w = 0, spill = 0;
+};
+
+// Passes per schedule (TSO eq. 3-5; seeds/000 eq. 5-6 for IS).
+SchedulePasses schedule_passes(const TiledLayer& layer, Schedule schedule) {
+  SchedulePasses p;
+  switch (schedule) {
     case Schedule::kInputStationary:
       // Each filter slice's CU reads its rows' input once; grouped convs read per m-tile the
       // channels of its groups (disjoint between m-tiles covering whole groups).
-      in_passes = g.groups == 1 ? n_mslices : MT;
-      w_passes = TR * nc;  // all of the slice's filters per spatial tile
-      spill_passes = 2 * (nn - 1);
+      p.in = layer.g.groups == 1 ? layer.n_mslices : layer.MT;
+      p.w = layer.TR * layer.nc;  // all of the slice's filters per spatial tile
+      p.spill = 2 * (layer.nn - 1);
       break;
     case Schedule::kOutputStationary:
-      in_passes = MT;  // once per m-tile
-      w_passes = TR * nc;
-      spill_passes = 0;
+      p.in = layer.MT;  // once per m-tile
+      p.w = layer.TR * layer.nc;
+      p.spill = 0;
       break;
     case Schedule::kWeightStationary:
-      in_passes = MT;
-      w_passes = n_rslices;  // each weight tile loaded once per CU
-      spill_passes = 2 * (nn - 1);
+      p.in = layer.MT;
+      p.w = layer.n_rslices;  // each weight tile loaded once per CU
+      p.spill = 2 * (layer.nn - 1);
       break;
   }
-  // Input calls: in_pass_calls per pass (IS: per filter slice; OS/WS: per m-tile).
-  const uint64_t in_calls = in_passes * in_pass_calls;
-  const uint64_t w_calls =
-      cand.schedule == Schedule::kWeightStationary ? w_pass_calls * n_rslices : w_pass_calls * TR * nc;
-  const uint64_t out_calls = o_calls * (1 + spill_passes);
+  return p;
+}
 
-  cb.input_bytes = in_passes * in_pass_bytes;
-  cb.weight_bytes = w_passes * w_pass_bytes;
-  cb.output_bytes = o_bytes + spill_passes * p_bytes;
+}  // namespace
+
+CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candidate& cand, DramModel model) {
+  const TileShape& t = cand.tile;
+  const TiledLayer layer = tile_layer(g, b, cand);
+  CostBreakdown cb;
+  cb.input_tile_bytes = static_cast<uint64_t>(g.tile_in_channels(t.m, t.n)) * g.in_rows(t.r) * g.in_cols(t.c);
+  cb.weight_tile_bytes = static_cast<uint64_t>(t.m) * t.n * layer.kk;
+  cb.output_tile_bytes = static_cast<uint64_t>(t.m) * g.conv_rows(t.r) * g.conv_cols(t.c) * 4;
+  cb.footprint_bytes = tile_footprint(g, t);
+  cb.cus_used = static_cast<uint32_t>(layer.n_mslices * layer.n_rslices);
+
+  // ---- Traffic: per pass over each tensor, times the schedule's passes -----------------------
+  const PassTraffic in = input_pass(layer), w = weight_pass(layer);
+  const PassTraffic out = output_pass(layer, 1, false), spill = output_pass(layer, 4, true);
+  const uint64_t o_calls = layer.MT * layer.TR * layer.nc;
+  const SchedulePasses passes = schedule_passes(layer, cand.schedule);
+  // Input calls: in.calls per pass (IS: per filter slice; OS/WS: per m-tile).
+  const uint64_t in_calls = passes.in * in.calls;
+  const uint64_t w_calls =
+      cand.schedule == Schedule::kWeightStationary ? w.calls * layer.n_rslices : w.calls * layer.TR * layer.nc;
+  const uint64_t out_calls = o_calls * (1 + passes.spill);
+
+  cb.input_bytes = passes.in * in.bytes;
+  cb.weight_bytes = passes.w * w.bytes;
+  cb.output_bytes = out.bytes + passes.spill * spill.bytes;
   cb.ddr_bytes = cb.input_bytes + cb.weight_bytes + cb.output_bytes;
   cb.dma_calls = in_calls + w_calls + out_calls;
-  cb.dma_runs = in_passes * in_pass_runs + w_passes * w_pass_runs + o_runs + spill_passes * p_runs;
-  cb.bursts = in_passes * in_pass_bursts + w_passes * w_pass_bursts + o_bursts + spill_passes * p_bursts;
+  cb.dma_runs = passes.in * in.runs + passes.w * w.runs + out.runs + passes.spill * spill.runs;
+  cb.bursts = passes.in * in.bursts + passes.w * w.bursts + out.bursts + passes.spill * spill.bursts;
 
   // ---- Time ----------------------------------------------------------------------------------
-  cb.steps = ceil_div(sl.m, t.m) * ceil_div(sl.r, t.r) * nc * nn;  // the busiest CU (TSO eq. 8)
+  cb.steps = ceil_div(layer.sl.m, t.m) * ceil_div(layer.sl.r, t.r) * layer.nc * layer.nn;  // the busiest CU (TSO eq. 8)
   cb.mac_cycles = static_cast<double>(cb.steps) * step_mac_cycles(g, b, t);
-  cb.macs = static_cast<uint64_t>(M) * N * kk * g.conv_rows(R) * g.conv_cols(C);
+  cb.macs = static_cast<uint64_t>(layer.M) * layer.N * layer.kk * g.conv_rows(layer.R) * g.conv_cols(layer.C);
   finish_cost(cb, b, model);
   return cb;
 }

@@ -98,6 +98,131 @@ void draw_progress(size_t done, size_t total, size_t failed) {
   std::fflush(stderr);
 }
 
+// Where results go: stdout (text, or one JSON object per line), the --csv file, and error lines
+// on stderr. The progress bar shares stderr with the error lines; it is only drawn on a terminal,
+// and each error line first clears it.
+class ClassifyOutput {
+ public:
+  ClassifyOutput(const ClassifyArgs& args, bool progress) : args_(args), progress_(progress) {}
+
+  bool progress() const { return progress_; }
+
+  // Opens --csv (when given) and writes its header; false (said on stderr) when it cannot.
+  bool open_csv() {
+    if (args_.csv.empty()) return true;
+    csv_.open(args_.csv);
+    if (!csv_) {
+      std::cerr << "tessera: cannot write " << args_.csv << ": " << std::strerror(errno) << "\n";
+      return false;
+    }
+    csv_ << "file,status,error";
+    for (unsigned k = 1; k <= args_.top_k; ++k) csv_ << ",label_" << k << ",score_" << k;
+    csv_ << ",total_us,inference_us\n";
+    return true;
+  }
+
+  // A file that failed: `line` on stderr, `error` as its JSON line, `code` and `message` in the CSV.
+  void failure(const std::string& file, const std::string& line, const nlohmann::json& error, const std::string& code,
+               const std::string& message) {
+    if (progress_) std::cerr << "\r\033[K";
+    std::cerr << line << "\n";
+    if (args_.json) {
+      const nlohmann::json out = {{"file", file}, {"error", error}};
+      std::cout << out.dump() << "\n";
+    }
+    if (!csv_.is_open()) return;
+    csv_ << csv_field(file) << "," << code << "," << csv_field(message);
+    for (unsigned k = 0; k < args_.top_k; ++k) csv_ << ",,";
+    csv_ << ",,\n";
+  }
+
+  void success(const std::string& file, const v1::ClassifyResponse& response) {
+    if (csv_.is_open()) write_csv_row(file, response);
+    if (args_.json) {
+      nlohmann::json out = to_json(response);
+      out["file"] = file;
+      std::cout << out.dump() << "\n";
+    } else {
+      if (!first_) std::cout << "\n";
+      print_text(file, response);
+    }
+    first_ = false;
+    std::cout.flush();
+  }
+
+  // Flushes the CSV; false (said on stderr) when writing it failed.
+  bool close_csv() {
+    if (!csv_.is_open()) return true;
+    csv_.flush();
+    if (!csv_) {
+      std::cerr << "tessera: error writing " << args_.csv << "\n";
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  void write_csv_row(const std::string& file, const v1::ClassifyResponse& response) {
+    csv_ << csv_field(file) << ",OK,";
+    for (unsigned k = 0; k < args_.top_k; ++k) {
+      if (k < static_cast<unsigned>(response.classes_size())) {
+        char score[32];
+        std::snprintf(score, sizeof score, "%.6f", static_cast<double>(response.classes(static_cast<int>(k)).score()));
+        csv_ << "," << csv_field(response.classes(static_cast<int>(k)).label()) << "," << score;
+      } else {
+        csv_ << ",,";
+      }
+    }
+    csv_ << "," << response.timing().total_us() << "," << response.timing().inference_us() << "\n";
+  }
+
+  const ClassifyArgs& args_;
+  const bool progress_;
+  std::ofstream csv_;
+  bool first_ = true;  // no result printed yet
+};
+
+// Folders without images: an error each (not in the CSV); how many.
+size_t report_empty_dirs(const std::vector<std::string>& empty_dirs, bool json) {
+  for (const std::string& dir : empty_dirs) {
+    std::cerr << "tessera: " << dir << ": no .jpg/.jpeg/.png files in this folder\n";
+    if (json) {
+      const nlohmann::json out = {{"file", dir},
+                                  {"error", {{"code", "NOT_FOUND"}, {"message", "no images in folder"}}}};
+      std::cout << out.dump() << "\n";
+    }
+  }
+  return empty_dirs.size();
+}
+
+// Reads and classifies one file and writes its result; false when it failed.
+bool classify_file(v1::Classifier::Stub& stub, const ClassifyArgs& args, const std::string& file,
+                   ClassifyOutput& output) {
+  ReadError error;
+  std::optional<std::string> image = read_file(file, error);
+  if (!image) {
+    output.failure(file, "tessera: " + file + ": " + error.message, {{"code", error.code}, {"message", error.message}},
+                   error.code, error.message);
+    return false;
+  }
+  v1::ClassifyRequest request;
+  request.set_model(args.model);
+  request.set_image(std::move(*image));
+  request.set_top_k(args.top_k);
+  v1::ClassifyResponse response;
+  grpc::ClientContext context;
+  prepare_context(context, args.connection, seconds_to_us(args.timeout_s));
+  const grpc::Status status = stub.Classify(&context, request, &response);
+  if (!status.ok()) {
+    output.failure(file,
+                   "tessera: " + file + ": " + grpc_code_name(status.error_code()) + ": " + status.error_message(),
+                   error_json(status), grpc_code_name(status.error_code()), status.error_message());
+    return false;
+  }
+  output.success(file, response);
+  return true;
+}
+
 }  // namespace
 
 CLI::App* add_classify_command(CLI::App& app, ClassifyArgs& args) {
@@ -120,114 +245,20 @@ int run_classify(const ClassifyArgs& args) {
   auto stub = v1::Classifier::NewStub(make_channel(args.connection));
   std::vector<std::string> empty_dirs;
   const std::vector<std::string> files = expand_inputs(args.images, empty_dirs);
-  size_t failed = 0;
-  for (const std::string& dir : empty_dirs) {
-    std::cerr << "tessera: " << dir << ": no .jpg/.jpeg/.png files in this folder\n";
-    if (args.json) {
-      const nlohmann::json out = {{"file", dir},
-                                  {"error", {{"code", "NOT_FOUND"}, {"message", "no images in folder"}}}};
-      std::cout << out.dump() << "\n";
-    }
-    ++failed;
-  }
-
-  std::ofstream csv;
-  if (!args.csv.empty()) {
-    csv.open(args.csv);
-    if (!csv) {
-      std::cerr << "tessera: cannot write " << args.csv << ": " << std::strerror(errno) << "\n";
-      return 1;
-    }
-    csv << "file,status,error";
-    for (unsigned k = 1; k <= args.top_k; ++k) csv << ",label_" << k << ",score_" << k;
-    csv << ",total_us,inference_us\n";
-  }
-  auto csv_error = [&](const std::string& file, const std::string& code, const std::string& message) {
-    if (!csv.is_open()) return;
-    csv << csv_field(file) << "," << code << "," << csv_field(message);
-    for (unsigned k = 0; k < args.top_k; ++k) csv << ",,";
-    csv << ",,\n";
-  };
-
-  // The progress bar shares stderr with the error lines; it is only drawn on a terminal, and
-  // each error line first clears it.
-  const bool progress = is_tty(STDERR_FILENO) && files.size() > 1;
-  auto report_error = [&](const std::string& line) {
-    if (progress) std::cerr << "\r\033[K";
-    std::cerr << line << "\n";
-  };
-
-  bool first = true;
+  size_t failed = report_empty_dirs(empty_dirs, args.json);
+  ClassifyOutput output(args, is_tty(STDERR_FILENO) && files.size() > 1);
+  if (!output.open_csv()) return 1;
   size_t done = 0;
   for (const std::string& file : files) {
-    if (progress) draw_progress(done, files.size(), failed);
+    if (output.progress()) draw_progress(done, files.size(), failed);
     ++done;
-    ReadError error;
-    std::optional<std::string> image = read_file(file, error);
-    if (!image) {
-      report_error("tessera: " + file + ": " + error.message);
-      if (args.json) {
-        const nlohmann::json out = {{"file", file}, {"error", {{"code", error.code}, {"message", error.message}}}};
-        std::cout << out.dump() << "\n";
-      }
-      csv_error(file, error.code, error.message);
-      ++failed;
-      continue;
-    }
-    v1::ClassifyRequest request;
-    request.set_model(args.model);
-    request.set_image(std::move(*image));
-    request.set_top_k(args.top_k);
-    v1::ClassifyResponse response;
-    grpc::ClientContext context;
-    prepare_context(context, args.connection, seconds_to_us(args.timeout_s));
-    const grpc::Status status = stub->Classify(&context, request, &response);
-    if (!status.ok()) {
-      report_error("tessera: " + file + ": " + grpc_code_name(status.error_code()) + ": " + status.error_message());
-      if (args.json) {
-        const nlohmann::json out = {{"file", file}, {"error", error_json(status)}};
-        std::cout << out.dump() << "\n";
-      }
-      csv_error(file, grpc_code_name(status.error_code()), status.error_message());
-      ++failed;
-      continue;
-    }
-    if (csv.is_open()) {
-      csv << csv_field(file) << ",OK,";
-      for (unsigned k = 0; k < args.top_k; ++k) {
-        if (k < static_cast<unsigned>(response.classes_size())) {
-          char score[32];
-          std::snprintf(score, sizeof score, "%.6f",
-                        static_cast<double>(response.classes(static_cast<int>(k)).score()));
-          csv << "," << csv_field(response.classes(static_cast<int>(k)).label()) << "," << score;
-        } else {
-          csv << ",,";
-        }
-      }
-      csv << "," << response.timing().total_us() << "," << response.timing().inference_us() << "\n";
-    }
-    if (args.json) {
-      nlohmann::json out = to_json(response);
-      out["file"] = file;
-      std::cout << out.dump() << "\n";
-    } else {
-      if (!first) std::cout << "\n";
-      print_text(file, response);
-    }
-    first = false;
-    std::cout.flush();
+    if (!classify_file(*stub, args, file, output)) ++failed;
   }
-  if (progress) {
+  if (output.progress()) {
     draw_progress(done, files.size(), failed);
     std::cerr << "\n";
   }
-  if (csv.is_open()) {
-    csv.flush();
-    if (!csv) {
-      std::cerr << "tessera: error writing " << args.csv << "\n";
-      return 1;
-    }
-  }
+  if (!output.close_csv()) return 1;
   if (failed) {
     std::cerr << "tessera: " << failed << " of " << files.size() + empty_dirs.size() << " failed\n";
   }

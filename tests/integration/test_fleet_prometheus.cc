@@ -102,28 +102,33 @@ std::vector<std::pair<std::string, std::string>> dashboard_queries() {
   return out;
 }
 
-TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
-  if (!fs::exists(kPrometheusPath)) GTEST_SKIP() << kPrometheusPath << " is missing (Debian package prometheus)";
-  TempDir tmp;
-
-  // Three boards: their own board profiles, like a mixed fleet.
+// Three tesserad instances playing boards, each with its own board profile, like a mixed fleet.
+struct Boards {
   const std::array<std::string, 3> names = {"board-a", "board-b", "board-c"};
   const std::array<std::string, 3> profiles = {"zcu102", "zcu104", "aws-f1"};
-  std::vector<std::unique_ptr<TesseradProcess>> boards;
-  for (size_t i = 0; i < names.size(); ++i) {
-    boards.push_back(std::make_unique<TesseradProcess>(
-        std::vector<std::string>{"--board", profiles[i], "--telemetry-interval-ms", "200", "--drain-timeout", "2"}));
-    ASSERT_TRUE(boards.back()->ok()) << boards.back()->error();
-  }
-  auto instance = [&](size_t i) { return "127.0.0.1:" + std::to_string(boards[i]->http_port()); };
+  std::vector<std::unique_ptr<TesseradProcess>> processes;
 
-  // The boards list -> file_sd, with the deploy script.
-  std::ofstream list(tmp.path / "boards.txt");
-  for (size_t i = 0; i < names.size(); ++i) list << instance(i) << " " << names[i] << "\n";
+  // The HTTP address Prometheus scrapes board i at.
+  std::string instance(size_t i) const { return "127.0.0.1:" + std::to_string(processes[i]->http_port()); }
+};
+
+void start_boards(Boards& boards) {
+  for (size_t i = 0; i < boards.names.size(); ++i) {
+    boards.processes.push_back(std::make_unique<TesseradProcess>(std::vector<std::string>{
+        "--board", boards.profiles[i], "--telemetry-interval-ms", "200", "--drain-timeout", "2"}));
+    ASSERT_TRUE(boards.processes.back()->ok()) << boards.processes.back()->error();
+  }
+}
+
+// Prometheus finding the boards through file_sd written by the deploy script from a boards list,
+// with the shipped recording rules and the alerts' `for:` shortened to 3 s.
+void start_prometheus(const Boards& boards, const fs::path& dir, std::unique_ptr<PrometheusServer>& prometheus) {
+  std::ofstream list(dir / "boards.txt");
+  for (size_t i = 0; i < boards.names.size(); ++i) list << boards.instance(i) << " " << boards.names[i] << "\n";
   list.close();
-  const fs::path file_sd = tmp.path / "boards.json";
+  const fs::path file_sd = dir / "boards.json";
   const ProcessOutput sd = run_process({"/usr/bin/python3", (kDeploy / "prometheus/boards_to_file_sd.py").string(),
-                                        (tmp.path / "boards.txt").string(), file_sd.string()},
+                                        (dir / "boards.txt").string(), file_sd.string()},
                                        milliseconds(30000));
   ASSERT_EQ(sd.exit_status, 0) << sd.out << sd.err;
 
@@ -132,12 +137,14 @@ TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
   job.name = "tessera";  // the job name the shipped rules select on
   job.file_sd_files = {file_sd};
   options.jobs = {job};
-  options.rule_files = {kDeploy / "prometheus/rules/recording.yml", short_for_copy(tmp.path, "3s")};
+  options.rule_files = {kDeploy / "prometheus/rules/recording.yml", short_for_copy(dir, "3s")};
   options.interval = milliseconds(1000);
-  PrometheusServer prometheus(options);
-  ASSERT_TRUE(prometheus.ok()) << prometheus.error();
+  prometheus = std::make_unique<PrometheusServer>(options);
+  ASSERT_TRUE(prometheus->ok()) << prometheus->error();
+}
 
-  // All three discovered, scraped and labelled with their names.
+// All three discovered, scraped and labelled with their names.
+void expect_boards_discovered(PrometheusServer& prometheus, const Boards& boards) {
   ApiResult up = prometheus.wait_for(
       "fleet:tessera_boards_up:sum", [](const json& d) { return PrometheusServer::first_value(d) == 3.0; },
       milliseconds(25000));
@@ -146,21 +153,31 @@ TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
   ASSERT_TRUE(named.ok) << named.error;
   std::set<std::string> seen;
   for (const json& r : named.data["result"]) seen.insert(r["metric"].value("board_name", ""));
-  EXPECT_EQ(seen, std::set<std::string>(names.begin(), names.end()));
+  EXPECT_EQ(seen, std::set<std::string>(boards.names.begin(), boards.names.end()));
+}
 
-  // Traffic on every board after its first scrape, so the rates see increases.
+// Traffic on every board (after its first scrape, so the rates see increases).
+void send_traffic(const Boards& boards) {
   const std::string image =
       read_text_file(fs::path(TESSERA_SOURCE_DIR) / "models/fashion-mnist/calibration/00000_9.png");
   ASSERT_FALSE(image.empty());
-  for (auto& board : boards) {
+  for (const auto& board : boards.processes) {
     HttpClient http(board->http_port());
     for (int n = 0; n < 20; ++n) {
       const HttpReply reply = http.post("/v1/classify", image, "image/png");
       ASSERT_EQ(reply.status, 200) << reply.body;
     }
   }
+}
 
-  // Fleet-wide series from the recording rules.
+// A PromQL value that is there, positive and finite.
+bool positive_finite(const json& d) {
+  const auto v = PrometheusServer::first_value(d);
+  return v && *v > 0 && std::isfinite(*v);
+}
+
+// Fleet-wide series from the recording rules.
+void expect_recorded_series(PrometheusServer& prometheus) {
   ApiResult rate = prometheus.wait_for(
       "count(instance:tessera_images:rate1m > 0)",
       [](const json& d) { return PrometheusServer::first_value(d) == 3.0; }, milliseconds(20000));
@@ -169,21 +186,9 @@ TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
       "fleet:tessera_images:rate1m", [](const json& d) { return PrometheusServer::first_value(d) > 0.0; },
       milliseconds(10000));
   EXPECT_TRUE(fleet_rate.ok) << fleet_rate.error;
-  ApiResult p99 = prometheus.wait_for(
-      "fleet:tessera_request_seconds:p99_5m",
-      [](const json& d) {
-        const auto v = PrometheusServer::first_value(d);
-        return v && *v > 0 && std::isfinite(*v);
-      },
-      milliseconds(10000));
+  ApiResult p99 = prometheus.wait_for("fleet:tessera_request_seconds:p99_5m", positive_finite, milliseconds(10000));
   EXPECT_TRUE(p99.ok) << p99.error;
-  ApiResult joules = prometheus.wait_for(
-      "fleet:tessera_joules_per_image:rate5m",
-      [](const json& d) {
-        const auto v = PrometheusServer::first_value(d);
-        return v && *v > 0 && std::isfinite(*v);
-      },
-      milliseconds(10000));
+  ApiResult joules = prometheus.wait_for("fleet:tessera_joules_per_image:rate5m", positive_finite, milliseconds(10000));
   EXPECT_TRUE(joules.ok) << joules.error;
   // Fleet power is the sum of the boards' (the emulator's power model: every board has some).
   ApiResult power = prometheus.query("fleet:tessera_power_watts:sum - sum(tessera_power_watts{job=\"tessera\"})");
@@ -191,8 +196,10 @@ TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
   EXPECT_EQ(PrometheusServer::first_value(power.data), 0.0) << power.data.dump();
   ApiResult each_power = prometheus.query("count(tessera_power_watts{job=\"tessera\"} > 0)");
   EXPECT_EQ(PrometheusServer::first_value(each_power.data), 3.0) << each_power.data.dump();
+}
 
-  // Every dashboard query is valid PromQL on this Prometheus, and the fleet row's have data.
+// Every dashboard query is valid PromQL on this Prometheus, and the fleet row's have data.
+void expect_dashboard_queries_answer(PrometheusServer& prometheus) {
   for (const auto& [title, expr] : dashboard_queries()) {
     ApiResult r = prometheus.query(expr);
     EXPECT_TRUE(r.ok) << "panel '" << title << "': " << expr << ": " << r.error;
@@ -200,39 +207,42 @@ TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
       EXPECT_GT(sample_count(r.data), 0) << "panel '" << title << "' shows nothing: " << expr;
     }
   }
+}
 
-  // `tessera fleet` on the boards' gRPC ports sees the same fleet: three boards up with their
-  // profiles; after board-b stops, it is marked down and the command still succeeds.
-  auto fleet = [&]() {
-    std::vector<std::string> argv = {TESSERA_CLI_PATH, "fleet", "--once", "--json", "--timeout-ms", "2000"};
-    for (const auto& b : boards) argv.push_back("127.0.0.1:" + std::to_string(b->grpc_port()));
-    return run_process(argv, milliseconds(30000));
-  };
-  {
-    const ProcessOutput out = fleet();
-    ASSERT_EQ(out.exit_status, 0) << out.out << out.err;
-    const json table = json::parse(out.out);
-    EXPECT_EQ(table["up"], 3) << out.out;
-    ASSERT_EQ(table["boards"].size(), 3u);
-    for (size_t i = 0; i < profiles.size(); ++i) {
-      const json& row = table["boards"][i];
-      EXPECT_TRUE(row["up"].get<bool>()) << row.dump();
-      EXPECT_NE(row["device"].get<std::string>().find(profiles[i]), std::string::npos) << row.dump();
-      EXPECT_TRUE(row["images_per_second"].is_number()) << row.dump();
-    }
-  }
+// `tessera fleet --once --json` on the boards' gRPC ports.
+ProcessOutput run_fleet_command(const Boards& boards) {
+  std::vector<std::string> argv = {TESSERA_CLI_PATH, "fleet", "--once", "--json", "--timeout-ms", "2000"};
+  for (const auto& b : boards.processes) argv.push_back("127.0.0.1:" + std::to_string(b->grpc_port()));
+  return run_process(argv, milliseconds(30000));
+}
 
-  // One board goes away: up 0, the fleet counts two, BoardDown pends then fires for it alone.
-  const std::string down = instance(1);
-  ASSERT_EQ(boards[1]->stop(SIGTERM, milliseconds(20000)), std::optional<int>(0)) << boards[1]->log();
-  {
-    const ProcessOutput out = fleet();
-    EXPECT_EQ(out.exit_status, 0) << "boards answered, so the fleet command succeeds: " << out.err;
-    const json table = json::parse(out.out);
-    EXPECT_EQ(table["up"], 2) << out.out;
-    EXPECT_FALSE(table["boards"][1]["up"].get<bool>()) << out.out;
-    EXPECT_FALSE(table["boards"][1]["reason"].get<std::string>().empty()) << out.out;
+// `tessera fleet` sees the same fleet: three boards up with their profiles.
+void expect_fleet_command_sees_all(const Boards& boards) {
+  const ProcessOutput out = run_fleet_command(boards);
+  ASSERT_EQ(out.exit_status, 0) << out.out << out.err;
+  const json table = json::parse(out.out);
+  EXPECT_EQ(table["up"], 3) << out.out;
+  ASSERT_EQ(table["boards"].size(), 3u);
+  for (size_t i = 0; i < boards.profiles.size(); ++i) {
+    const json& row = table["boards"][i];
+    EXPECT_TRUE(row["up"].get<bool>()) << row.dump();
+    EXPECT_NE(row["device"].get<std::string>().find(boards.profiles[i]), std::string::npos) << row.dump();
+    EXPECT_TRUE(row["images_per_second"].is_number()) << row.dump();
   }
+}
+
+// After board-b stopped, `tessera fleet` marks it down and still succeeds.
+void expect_fleet_command_sees_one_down(const Boards& boards) {
+  const ProcessOutput out = run_fleet_command(boards);
+  EXPECT_EQ(out.exit_status, 0) << "boards answered, so the fleet command succeeds: " << out.err;
+  const json table = json::parse(out.out);
+  EXPECT_EQ(table["up"], 2) << out.out;
+  EXPECT_FALSE(table["boards"][1]["up"].get<bool>()) << out.out;
+  EXPECT_FALSE(table["boards"][1]["reason"].get<std::string>().empty()) << out.out;
+}
+
+// The stopped board's `up` is 0, the fleet counts two, and BoardDown pends then fires for it alone.
+void expect_board_down_alert(PrometheusServer& prometheus, const Boards& boards, const std::string& down) {
   ApiResult gone = prometheus.wait_for(
       "up{job=\"tessera\",instance=\"" + down + "\"}",
       [](const json& d) { return PrometheusServer::first_value(d) == 0.0; }, milliseconds(15000));
@@ -251,8 +261,30 @@ TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
   EXPECT_TRUE(states_seen.count("pending")) << "BoardDown never seen pending for " << down;
   EXPECT_TRUE(states_seen.count("firing")) << "BoardDown never fired for " << down;
   for (size_t i : {size_t{0}, size_t{2}}) {
-    EXPECT_TRUE(board_down_states(prometheus, instance(i)).empty()) << "BoardDown for a running board " << instance(i);
+    EXPECT_TRUE(board_down_states(prometheus, boards.instance(i)).empty())
+        << "BoardDown for a running board " << boards.instance(i);
   }
+}
+
+TEST(FleetTest, ThreeBoardsScrapedRecordedAlertedAndOneGoesDown) {
+  if (!fs::exists(kPrometheusPath)) GTEST_SKIP() << kPrometheusPath << " is missing (Debian package prometheus)";
+  TempDir tmp;
+  Boards boards;
+  ASSERT_NO_FATAL_FAILURE(start_boards(boards));
+  std::unique_ptr<PrometheusServer> prometheus;
+  ASSERT_NO_FATAL_FAILURE(start_prometheus(boards, tmp.path, prometheus));
+  ASSERT_NO_FATAL_FAILURE(expect_boards_discovered(*prometheus, boards));
+  ASSERT_NO_FATAL_FAILURE(send_traffic(boards));
+  ASSERT_NO_FATAL_FAILURE(expect_recorded_series(*prometheus));
+  expect_dashboard_queries_answer(*prometheus);
+  ASSERT_NO_FATAL_FAILURE(expect_fleet_command_sees_all(boards));
+
+  // One board goes away.
+  const std::string down = boards.instance(1);
+  ASSERT_EQ(boards.processes[1]->stop(SIGTERM, milliseconds(20000)), std::optional<int>(0))
+      << boards.processes[1]->log();
+  expect_fleet_command_sees_one_down(boards);
+  expect_board_down_alert(*prometheus, boards, down);
 }
 
 }  // namespace

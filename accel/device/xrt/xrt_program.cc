@@ -39,6 +39,74 @@ void upload(xrt::bo& bo, const void* data, size_t bytes) {
   bo.sync(XCL_BO_SYNC_BO_TO_DEVICE, bytes, 0);
 }
 
+// Puts a batch into `set` for the next run: the header's batch when it changed, a cleared status
+// and each image's input at its place in the arena. Throws what XRT throws.
+void stage_batch(BufferSet& set, const abi::ProgramHeader& header, std::span<const int8_t> inputs, uint32_t batch,
+                 uint32_t input_bytes) {
+  if (set.batch != batch) {  // only header.batch changes; re-sync the 64-byte header
+    set.program.write(&batch, sizeof(batch), offsetof(abi::ProgramHeader, batch));
+    set.program.sync(XCL_BO_SYNC_BO_TO_DEVICE, sizeof(abi::ProgramHeader), 0);
+    set.batch = batch;
+  }
+  const std::array<uint32_t, abi::kStatusWords> clear{};
+  upload(set.status, clear.data(), sizeof(clear));
+  for (uint32_t n = 0; n < batch; ++n) {
+    const size_t at = size_t{n} * header.arena_image_bytes + header.input_offset;
+    set.arena.write(inputs.data() + size_t{n} * input_bytes, input_bytes, at);
+    set.arena.sync(XCL_BO_SYNC_BO_TO_DEVICE, input_bytes, at);
+  }
+}
+
+// The error of a run that did not complete: a timed-out run is aborted (a device that does not
+// confirm the abort, or stopped responding, sets `broken`).
+Status unfinished_run(xrt::run& run, ert_cmd_state state, uint32_t batch, std::chrono::milliseconds timeout,
+                      std::string& broken) {
+  const bool timed_out = state == ERT_CMD_STATE_TIMEOUT || state == ERT_CMD_STATE_NEW ||
+                         state == ERT_CMD_STATE_QUEUED || state == ERT_CMD_STATE_SUBMITTED ||
+                         state == ERT_CMD_STATE_RUNNING;
+  std::string aborted = "not aborted";
+  if (timed_out) {
+    try {
+      const ert_cmd_state after = run.abort();
+      aborted = std::string("aborted: ") + ert_state_name(after);
+      if (after == ERT_CMD_STATE_NORESPONSE) broken = "Xilinx device did not respond to abort; reload it";
+    } catch (const std::exception& e) {
+      aborted = std::string("abort failed: ") + e.what();
+      broken = "Xilinx device did not confirm the abort of a timed-out run (" + aborted + ")";
+    }
+    return Status::deadline_exceeded("fabric run of batch " + std::to_string(batch) + " did not finish within " +
+                                     std::to_string(timeout.count()) + " ms (" + aborted + ")");
+  }
+  // A finished command needs no abort; one the device no longer answers poisons the program.
+  if (state == ERT_CMD_STATE_NORESPONSE) broken = "Xilinx device stopped responding; reload it";
+  return Status::internal(std::string("fabric run ended in ") + ert_state_name(state));
+}
+
+// The kernel's verdict on a completed run and, when it ran the program, each image's output.
+Status read_results(BufferSet& set, const abi::ProgramHeader& header, std::span<int8_t> outputs, uint32_t batch,
+                    uint32_t output_bytes) {
+  std::array<uint32_t, abi::kStatusWords> verdict{};
+  try {
+    set.status.sync(XCL_BO_SYNC_BO_FROM_DEVICE, sizeof(verdict), 0);
+    set.status.read(verdict.data(), sizeof(verdict), 0);
+    if (verdict[0] == abi::kRunOk) {
+      for (uint32_t n = 0; n < batch; ++n) {
+        const size_t at = size_t{n} * header.arena_image_bytes + header.output_offset;
+        set.arena.sync(XCL_BO_SYNC_BO_FROM_DEVICE, output_bytes, at);
+        set.arena.read(outputs.data() + size_t{n} * output_bytes, output_bytes, at);
+      }
+    }
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kInternal, "XRT: reading results", e);
+  }
+  if (verdict[0] != abi::kRunOk) {
+    std::string where = verdict[0] == abi::kRunBadLayer ? " at layer " + std::to_string(verdict[1]) : "";
+    return Status::internal("kernel refused the program: RunStatus " + std::to_string(verdict[0]) + " = " +
+                            run_status_name(verdict[0]) + where);
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 struct XrtProgram::State {
@@ -131,22 +199,10 @@ Status XrtProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
   s.last_cycles = 0;
   BufferSet& set = s.sets[s.next_set];
   s.next_set ^= 1u;
-  const uint32_t image_bytes = s.header.arena_image_bytes;
   ert_cmd_state state = ERT_CMD_STATE_NEW;
   std::chrono::steady_clock::duration elapsed{};
   try {
-    if (set.batch != batch) {  // only header.batch changes; re-sync the 64-byte header
-      set.program.write(&batch, sizeof(batch), offsetof(abi::ProgramHeader, batch));
-      set.program.sync(XCL_BO_SYNC_BO_TO_DEVICE, sizeof(abi::ProgramHeader), 0);
-      set.batch = batch;
-    }
-    const std::array<uint32_t, abi::kStatusWords> clear{};
-    upload(set.status, clear.data(), sizeof(clear));
-    for (uint32_t n = 0; n < batch; ++n) {
-      const size_t at = size_t{n} * image_bytes + s.header.input_offset;
-      set.arena.write(inputs.data() + size_t{n} * s.input_bytes, s.input_bytes, at);
-      set.arena.sync(XCL_BO_SYNC_BO_TO_DEVICE, s.input_bytes, at);
-    }
+    stage_batch(set, s.header, inputs, batch, s.input_bytes);
     const auto start = std::chrono::steady_clock::now();
     set.run.start();
     state = set.run.wait(std::max(timeout, std::chrono::milliseconds(0)));  // 0: no limit
@@ -154,48 +210,8 @@ Status XrtProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
   } catch (const std::exception& e) {
     return status_from_exception(StatusCode::kInternal, "XRT run", e);
   }
-
-  if (state != ERT_CMD_STATE_COMPLETED) {
-    const bool timed_out = state == ERT_CMD_STATE_TIMEOUT || state == ERT_CMD_STATE_NEW ||
-                           state == ERT_CMD_STATE_QUEUED || state == ERT_CMD_STATE_SUBMITTED ||
-                           state == ERT_CMD_STATE_RUNNING;
-    std::string aborted = "not aborted";
-    if (timed_out) {
-      try {
-        const ert_cmd_state after = set.run.abort();
-        aborted = std::string("aborted: ") + ert_state_name(after);
-        if (after == ERT_CMD_STATE_NORESPONSE) s.broken = "Xilinx device did not respond to abort; reload it";
-      } catch (const std::exception& e) {
-        aborted = std::string("abort failed: ") + e.what();
-        s.broken = "Xilinx device did not confirm the abort of a timed-out run (" + aborted + ")";
-      }
-      return Status::deadline_exceeded("fabric run of batch " + std::to_string(batch) + " did not finish within " +
-                                       std::to_string(timeout.count()) + " ms (" + aborted + ")");
-    }
-    // A finished command needs no abort; one the device no longer answers poisons the program.
-    if (state == ERT_CMD_STATE_NORESPONSE) s.broken = "Xilinx device stopped responding; reload it";
-    return Status::internal(std::string("fabric run ended in ") + ert_state_name(state));
-  }
-
-  std::array<uint32_t, abi::kStatusWords> verdict{};
-  try {
-    set.status.sync(XCL_BO_SYNC_BO_FROM_DEVICE, sizeof(verdict), 0);
-    set.status.read(verdict.data(), sizeof(verdict), 0);
-    if (verdict[0] == abi::kRunOk) {
-      for (uint32_t n = 0; n < batch; ++n) {
-        const size_t at = size_t{n} * image_bytes + s.header.output_offset;
-        set.arena.sync(XCL_BO_SYNC_BO_FROM_DEVICE, s.output_bytes, at);
-        set.arena.read(outputs.data() + size_t{n} * s.output_bytes, s.output_bytes, at);
-      }
-    }
-  } catch (const std::exception& e) {
-    return status_from_exception(StatusCode::kInternal, "XRT: reading results", e);
-  }
-  if (verdict[0] != abi::kRunOk) {
-    std::string where = verdict[0] == abi::kRunBadLayer ? " at layer " + std::to_string(verdict[1]) : "";
-    return Status::internal("kernel refused the program: RunStatus " + std::to_string(verdict[0]) + " = " +
-                            run_status_name(verdict[0]) + where);
-  }
+  if (state != ERT_CMD_STATE_COMPLETED) return unfinished_run(set.run, state, batch, timeout, s.broken);
+  TESSERA_RETURN_IF_ERROR(read_results(set, s.header, outputs, batch, s.output_bytes));
   const auto nanoseconds = std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
   s.last_cycles = static_cast<uint64_t>(nanoseconds) * s.handles.kernel_clock_mhz / 1000u;
   return Status::ok();

@@ -33,7 +33,7 @@ class NetBuilder {
   // The graph, its outputs being the blobs no layer consumed; validated.
   Result<Graph> finish();
 
-  // Used by the per-type converters (caffe_layers.cc).
+  // Used by the per-type converters (caffe_converters.h).
   struct Layer;
   Result<std::string> bottom(const Layer& l, int index);
   const Shape& shape_of(const std::string& tensor) const { return shapes_.at(tensor); }

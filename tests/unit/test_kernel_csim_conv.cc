@@ -1,0 +1,169 @@
+// The HLS accelerator's C simulation (kernels/tessera_accel.cpp compiled by g++) on hand-sized
+// convolutions against the naive int8 reference (kernel_csim_reference.h): every tiling of a 3x3
+// conv, stride / dilation / asymmetric padding, groups, depthwise, fused max-pool. Compared over
+// the whole arena, so a write outside a layer's output slice shows up too.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_abi.h"
+#include "tests/unit/kernel_csim_net_builder.h"
+#include "tests/unit/kernel_csim_reference.h"
+
+namespace tessera {
+namespace {
+
+using csim_test::ConvSpec;
+using csim_test::expect_matches_reference;
+using csim_test::first_difference;
+using csim_test::KernelRun;
+using csim_test::LayerDesc;
+using csim_test::NetBuilder;
+using csim_test::randomise_tiles;
+using csim_test::run_kernel;
+using csim_test::run_reference;
+using csim_test::Tensor;
+using csim_test::tiles_of;
+
+TEST(KernelCsim, Conv3x3MatchesReferenceForEveryTiling) {
+  NetBuilder net(1);
+  ConvSpec s;
+  s.in_c = 3, s.in_h = 6, s.in_w = 6, s.out_c = 4, s.kh = 3, s.kw = 3, s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
+  const Tensor in = net.tensor(3, 6, 6), out = net.tensor(4, s.out_h(), s.out_w());
+  net.conv(s, in, 0, out, 0);
+  net.finish(1);
+  const std::vector<int8_t> want = run_reference(net);
+  int tilings = 0;
+  for (uint32_t tm : {1u, 2u, 4u}) {
+    for (uint32_t tn : {1u, 2u, 3u}) {
+      for (uint32_t tr : {1u, 2u, 4u, 6u, 64u}) {
+        for (uint32_t tc : {1u, 3u, 6u}) {
+          LayerDesc& d = net.layers()[0];
+          d.tile_m = tm, d.tile_n = tn, d.tile_r = tr, d.tile_c = tc;
+          ASSERT_TRUE(abi::layer_fits(d)) << tiles_of(d);
+          const KernelRun run = run_kernel(net);
+          ASSERT_EQ(run.status[0], abi::kRunOk);
+          const std::string diff = first_difference(run.arena, want);
+          ASSERT_TRUE(diff.empty()) << tiles_of(d) << ": " << diff;
+          ++tilings;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(tilings, 135);
+}
+
+TEST(KernelCsim, StridedDilatedConvWithAsymmetricPadding) {
+  NetBuilder net(2);
+  ConvSpec s;
+  s.in_c = 5, s.in_h = 13, s.in_w = 11, s.out_c = 7, s.kh = 3, s.kw = 2, s.sh = 2, s.sw = 3, s.dh = 2, s.dw = 1;
+  s.pad_t = 2, s.pad_b = 0, s.pad_l = 0, s.pad_r = 1;
+  const Tensor in = net.tensor(5, 13, 11), out = net.tensor(7, s.out_h(), s.out_w());
+  net.conv(s, in, 0, out, 0);
+  net.finish(1);
+  expect_matches_reference(net, "whole-layer tiles");
+  for (int i = 0; i < 6; ++i) {
+    randomise_tiles(net, 0);
+    expect_matches_reference(net, tiles_of(net.layers()[0]));
+  }
+}
+
+TEST(KernelCsim, LargeKernelStride4Conv) {
+  // AlexNet conv1-like: 11x11, stride 4, on a small image.
+  NetBuilder net(3);
+  ConvSpec s;
+  s.in_c = 3, s.in_h = 39, s.in_w = 35, s.out_c = 6, s.kh = 11, s.kw = 11, s.sh = 4, s.sw = 4, s.pad_t = 2;
+  s.pad_l = 2, s.pad_b = 2, s.pad_r = 2;
+  const Tensor in = net.tensor(3, 39, 35), out = net.tensor(6, s.out_h(), s.out_w());
+  net.conv(s, in, 0, out, 0);
+  net.finish(1);
+  expect_matches_reference(net, "whole-layer tiles");
+  LayerDesc& d = net.layers()[0];
+  d.tile_m = 3, d.tile_n = 2, d.tile_r = 3, d.tile_c = 5;
+  expect_matches_reference(net, tiles_of(d));
+}
+
+TEST(KernelCsim, GroupedConvTilesInsideAndAcrossGroups) {
+  NetBuilder net(4);
+  ConvSpec s;
+  s.in_c = 6, s.in_h = 7, s.in_w = 8, s.out_c = 12, s.kh = 3, s.kw = 3, s.groups = 3;
+  s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
+  const Tensor in = net.tensor(6, 7, 8), out = net.tensor(12, s.out_h(), s.out_w());
+  net.conv(s, in, 0, out, 0);
+  net.finish(1);
+  // out_per_group 4, in_per_group 2: tile_m 1, 2 lie inside a group; 4, 8, 12 cover whole groups
+  // (8 leaves a partial last tile of one group).
+  for (uint32_t tm : {1u, 2u, 4u, 8u, 12u}) {
+    for (uint32_t tn : {1u, 2u}) {
+      LayerDesc& d = net.layers()[0];
+      d.tile_m = tm, d.tile_n = tn, d.tile_r = 3, d.tile_c = 5;
+      ASSERT_TRUE(abi::layer_fits(d)) << tiles_of(d);
+      expect_matches_reference(net, tiles_of(d));
+    }
+  }
+  LayerDesc bad = net.layers()[0];
+  bad.tile_m = 3;  // neither inside one group nor whole groups
+  EXPECT_FALSE(abi::layer_fits(bad));
+}
+
+TEST(KernelCsim, DepthwiseConvWithStride) {
+  NetBuilder net(5);
+  ConvSpec s;
+  s.in_c = 8, s.in_h = 9, s.in_w = 9, s.out_c = 8, s.kh = 3, s.kw = 3, s.sh = 2, s.sw = 2, s.groups = 8;
+  s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1, s.act_lo = 0, s.act_hi = 96;  // ReLU6-style clip
+  const Tensor in = net.tensor(8, 9, 9), out = net.tensor(8, s.out_h(), s.out_w());
+  net.conv(s, in, 0, out, 0);
+  net.finish(2);
+  for (uint32_t tm : {1u, 3u, 8u}) {
+    LayerDesc& d = net.layers()[0];
+    d.tile_m = tm, d.tile_n = 1, d.tile_r = 2, d.tile_c = 4;
+    expect_matches_reference(net, tiles_of(d));
+  }
+}
+
+TEST(KernelCsim, FusedMaxPoolWithRelu) {
+  NetBuilder net(6);
+  ConvSpec s;
+  s.in_c = 4, s.in_h = 12, s.in_w = 10, s.out_c = 5, s.kh = 3, s.kw = 3, s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
+  s.pool = true, s.ph = 2, s.pw = 2, s.psh = 2, s.psw = 2, s.act_lo = 0;
+  const Tensor in = net.tensor(4, 12, 10), out = net.tensor(5, s.out_h(), s.out_w());
+  ASSERT_EQ(out.h, 6u);
+  ASSERT_EQ(out.w, 5u);
+  net.conv(s, in, 0, out, 0);
+  net.finish(1);
+  expect_matches_reference(net, "whole-layer tiles");
+  for (int i = 0; i < 6; ++i) {
+    randomise_tiles(net, 0);
+    expect_matches_reference(net, tiles_of(net.layers()[0]));
+  }
+}
+
+TEST(KernelCsim, FusedMaxPoolPaddingNeverWins) {
+  // ResNet stem pool (3x3, stride 2, pad 1) over conv outputs that are all negative: a padded
+  // position counted as 0 would win every border window.
+  NetBuilder net(7);
+  ConvSpec s;
+  s.in_c = 2, s.in_h = 8, s.in_w = 8, s.out_c = 3, s.kh = 1, s.kw = 1;
+  s.pool = true, s.ph = 3, s.pw = 3, s.psh = 2, s.psw = 2, s.ppt = s.ppl = s.ppb = s.ppr = 1;
+  const Tensor in = net.tensor(2, 8, 8), out = net.tensor(3, s.out_h(), s.out_w());
+  LayerDesc& d = net.conv(s, in, 0, out, 0);
+  std::vector<int8_t>& weights = net.mutable_program().weights;
+  std::vector<int32_t>& quant = net.mutable_program().quant;
+  for (uint32_t i = 0; i < 6; ++i) weights[d.weight_offset + i] = static_cast<int8_t>(net.uniform(-3, 3));
+  for (uint32_t oc = 0; oc < 3; ++oc) {
+    quant[d.quant_offset + oc] = -200000;      // bias: everything far below zero
+    quant[d.quant_offset + 3 + oc] = 1 << 20;  // M
+    quant[d.quant_offset + 6 + oc] = 32;       // S: y ~ acc / 4096, about -49
+  }
+  net.finish(1);
+  d.tile_r = 2, d.tile_c = 3;
+  const KernelRun run = run_kernel(net);
+  ASSERT_EQ(run.status[0], abi::kRunOk);
+  EXPECT_EQ(first_difference(run.arena, run_reference(net)), "");
+  for (uint32_t i = 0; i < 3 * out.h * out.w; ++i) EXPECT_LT(run.arena[out.offset + i], 0) << "output " << i;
+}
+
+}  // namespace
+}  // namespace tessera
