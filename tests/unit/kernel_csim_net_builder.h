@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "accel/device/program.h"
+#include "accel/program/program.h"
 #include "kernels/kernel_abi.h"
 
 namespace tessera::csim_test {
