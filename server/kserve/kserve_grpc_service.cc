@@ -6,14 +6,14 @@
 #include <utility>
 
 #include "server/auth/grpc_auth.h"
-#include "server/inference_queue.h"
+#include "server/batching/inference_queue.h"
+#include "server/batching/request_log.h"
+#include "server/grpc/status_mapping.h"
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
-#include "server/model_repository.h"
-#include "server/request_log.h"
-#include "server/status_mapping.h"
+#include "server/models/model_repository.h"
 
 namespace tessera::kserve {
 namespace {

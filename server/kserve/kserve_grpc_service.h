@@ -5,7 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "kserve/grpc_predict_v2.grpc.pb.h"
-#include "server/in_flight.h"
+#include "server/batching/in_flight.h"
 
 namespace tessera {
 class InferenceQueue;

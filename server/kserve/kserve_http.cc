@@ -8,17 +8,17 @@
 #include <utility>
 #include <vector>
 
-#include "server/http_responses.h"
-#include "server/inference_queue.h"
+#include "server/batching/inference_queue.h"
+#include "server/batching/request_log.h"
+#include "server/grpc/status_mapping.h"
+#include "server/http/responses.h"
+#include "server/http/url.h"
 #include "server/kserve/decode_json.h"
 #include "server/kserve/error_json.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
-#include "server/model_repository.h"
-#include "server/request_log.h"
-#include "server/status_mapping.h"
-#include "server/url.h"
+#include "server/models/model_repository.h"
 
 namespace tessera::kserve {
 namespace http = boost::beast::http;

@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "server/http_types.h"
-#include "server/in_flight.h"
+#include "server/batching/in_flight.h"
+#include "server/http/types.h"
 
 namespace tessera {
 class InferenceQueue;

@@ -1,8 +1,8 @@
 #include "server/kserve/serving.h"
 
-#include "server/inference_queue.h"
-#include "server/model_repository.h"
-#include "server/request_id.h"
+#include "server/batching/inference_queue.h"
+#include "server/batching/request_id.h"
+#include "server/models/model_repository.h"
 
 #ifndef TESSERA_VERSION
 #error "TESSERA_VERSION is defined by server/CMakeLists.txt"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "accel/image/preprocess.h"
-#include "server/inference_queue.h"
-#include "server/model_repository.h"
+#include "server/batching/inference_queue.h"
+#include "server/models/model_repository.h"
 #include "tests/integration/fmnist_images.h"
 #include "tests/integration/tesserad_process.h"
 
