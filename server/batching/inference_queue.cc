@@ -14,24 +14,19 @@ namespace tessera {
 namespace {
 
 // Writes the job's input, preprocessed, into one slot of the batch tensor (`slot` floats).
-Status prepare_input(const InferenceJob& job, const PreprocessConfig& input, const DecodeLimits& limits, float* out,
+Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, const DecodeLimits& limits, float* out,
                      size_t slot) {
-  if (!job.tensor.empty()) {
-    if (job.tensor.size() != slot) {
-      return Status::invalid_argument("the input tensor has " + std::to_string(job.tensor.size()) +
+  if (const auto* tensor = std::get_if<InputTensor>(&job_input)) {
+    if (tensor->values.size() != slot) {
+      return Status::invalid_argument("the input tensor has " + std::to_string(tensor->values.size()) +
                                       " elements; the model takes " + std::to_string(slot));
     }
-    std::copy(job.tensor.begin(), job.tensor.end(), out);
+    std::copy(tensor->values.begin(), tensor->values.end(), out);
     return Status::ok();
   }
-  if (job.pixels != nullptr) return preprocess_into(*job.pixels, input, out);
-  auto image = decode_image(job.image, input.channels, limits);
+  if (const auto* pixels = std::get_if<DecodedPixels>(&job_input)) return preprocess_into(*pixels->image, input, out);
+  auto image = decode_image(std::get<EncodedImage>(job_input).bytes, input.channels, limits);
   return image ? preprocess_into(*image, input, out) : image.status();
-}
-
-// What the job brought, for the logs.
-size_t input_bytes(const InferenceJob& job) {
-  return job.image.size() + job.tensor.size() * sizeof(float) + (job.pixels ? job.pixels->pixels.size() : 0);
 }
 
 }  // namespace
@@ -49,9 +44,9 @@ InferenceQueue::~InferenceQueue() { stop(); }
 void InferenceQueue::answer(InferenceJob& job, Result<ClassifyResult> result) {
   const std::string& model = job.model ? job.model->name() : std::string();
   if (result) {
-    log_request_done(job.via, job.request_id, model, input_bytes(job), *result);
+    log_request_done(job.via, job.request_id, model, input_bytes(job.input), *result);
   } else {
-    log_request_failed(job.via, job.request_id, model, input_bytes(job), result.status());
+    log_request_failed(job.via, job.request_id, model, input_bytes(job.input), result.status());
   }
   if (options_.observer) options_.observer->on_answer(job, result);
   try {
@@ -216,7 +211,7 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
     const auto start = SteadyClock::now();
     Status status;
     try {
-      status = prepare_input(job, input, options_.decode_limits, tensor.ptr() + running.size() * slot, slot);
+      status = prepare_input(job.input, input, options_.decode_limits, tensor.ptr() + running.size() * slot, slot);
     } catch (const std::exception& e) {
       status = Status::internal(std::string("decode: ") + e.what());
     }

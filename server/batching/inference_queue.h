@@ -10,10 +10,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <mutex>
-#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,44 +19,11 @@
 #include "accel/common/status.h"
 #include "accel/image/image.h"
 #include "server/batching/classify_result.h"
+#include "server/batching/inference_job.h"
 
 namespace tessera {
 
 struct ServedModel;
-
-using SteadyClock = std::chrono::steady_clock;
-
-// A caller's deadline on the system clock (gRPC's) as a queue deadline on the steady clock;
-// none stays none.
-inline SteadyClock::time_point steady_deadline(std::chrono::system_clock::time_point deadline) {
-  if (deadline == std::chrono::system_clock::time_point::max()) return SteadyClock::time_point::max();
-  return SteadyClock::now() +
-         std::chrono::duration_cast<SteadyClock::duration>(deadline - std::chrono::system_clock::now());
-}
-
-// Receives a job's result, or the Status saying why there is none.
-using InferenceCallback = std::function<void(Result<ClassifyResult>)>;
-
-// One image to classify, as a handler hands it over after validating the request.
-struct InferenceJob {
-  const ServedModel* model = nullptr;
-  // The encoded image. The submitter keeps these bytes alive until `done` has run.
-  std::span<const uint8_t> image;
-  // Instead of `image`, an input the caller already decoded (KServe tensors), kept alive the same
-  // way: `tensor` is the model's input as is (C*H*W floats, NCHW, preprocessed); else `pixels`
-  // is an image to preprocess like a decoded one.
-  std::span<const float> tensor;
-  const Image* pixels = nullptr;
-  int top_k = kDefaultTopK;
-  std::string request_id;
-  const char* via = "";  // "grpc", "http", "kserve-grpc", "kserve-http": for logs and metrics
-  SteadyClock::time_point received = SteadyClock::now();
-  // A job still queued at its deadline is answered DEADLINE_EXCEEDED instead of run.
-  SteadyClock::time_point deadline = SteadyClock::time_point::max();
-  // True once the caller has gone away; such a job is answered CANCELLED instead of run.
-  std::function<bool()> cancelled;
-  InferenceCallback done;
-};
 
 // What the batcher tells the daemon's statistics (metrics, telemetry). Called on worker threads
 // (and on the submitter's thread for refusals); implementations are thread-safe and quick.

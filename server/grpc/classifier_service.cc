@@ -63,7 +63,7 @@ Result<InferenceJob> ClassifierService::prepare_job(grpc::CallbackServerContext*
   InferenceJob job;
   job.model = model;
   // The caller keeps `request` until the job is answered.
-  job.image = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
+  job.input = EncodedImage{{reinterpret_cast<const uint8_t*>(image.data()), image.size()}};
   job.top_k = effective_top_k(request.top_k(), model->num_classes());
   job.request_id = request_id;
   job.via = via;

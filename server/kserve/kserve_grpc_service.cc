@@ -101,7 +101,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   pending->model = std::move(model).value();
   InferenceJob job;
   job.model = pending->model.served;
-  set_job_input(job, pending->request.input);
+  job.input = job_input(pending->request.input);
   job.top_k = effective_top_k(static_cast<uint64_t>(pending->request.top_k()), pending->model.signature.num_classes);
   job.request_id = request_id;
   job.via = kVia;

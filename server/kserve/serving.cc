@@ -1,6 +1,5 @@
 #include "server/kserve/serving.h"
 
-#include "server/batching/inference_queue.h"
 #include "server/batching/request_id.h"
 #include "server/models/model_repository.h"
 
@@ -21,15 +20,13 @@ Result<KserveModel> find_model(const ModelRepository& models, std::string_view n
   return model;
 }
 
-void set_job_input(InferenceJob& job, const InferInput& input) {
-  job.image = {};
-  job.tensor = {};
-  job.pixels = nullptr;
+JobInput job_input(const InferInput& input) {
   switch (input.kind) {
-    case InputKind::kEncodedImage: job.image = input.encoded_image; break;
-    case InputKind::kFloatTensor: job.tensor = input.tensor; break;
-    case InputKind::kPixels: job.pixels = &input.pixels; break;
+    case InputKind::kEncodedImage: return EncodedImage{input.encoded_image};
+    case InputKind::kFloatTensor: return InputTensor{input.tensor};
+    case InputKind::kPixels: return DecodedPixels{&input.pixels};
   }
+  return EncodedImage{input.encoded_image};
 }
 
 std::string log_request_id(const std::string& client_id) {

@@ -160,7 +160,7 @@ void HttpRoutes::classify(HttpRequest& request, HttpResponder& respond) {
 
   InferenceJob job;
   job.model = model;
-  job.image = {reinterpret_cast<const uint8_t*>(image.data()), image.size()};
+  job.input = EncodedImage{{reinterpret_cast<const uint8_t*>(image.data()), image.size()}};
   job.top_k = effective_top_k(top_k, model->num_classes());
   job.request_id = request_id;
   job.via = "http";
