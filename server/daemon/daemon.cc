@@ -14,6 +14,7 @@
 #include "server/fleet/fleet_service.h"
 #include "server/fleet/peer_list.h"
 #include "server/grpc/classifier_service.h"
+#include "server/grpc/server.h"
 #include "server/http/server.h"
 #include "server/kserve/kserve_grpc_service.h"
 #include "server/models/model_repository.h"

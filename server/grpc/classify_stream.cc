@@ -2,7 +2,8 @@
 
 #include <utility>
 
-#include "server/grpc/classifier_service.h"
+#include "server/batching/admission.h"
+#include "server/grpc/classify_messages.h"
 #include "server/grpc/status_mapping.h"
 #include "server/models/model_repository.h"
 
@@ -22,15 +23,16 @@ v1::ClassifyResponse error_answer(const std::string& model, const std::string& r
 
 }  // namespace
 
-ClassifyStreamReactor::ClassifyStreamReactor(ClassifierService& service, grpc::CallbackServerContext* context)
-    : service_(service), context_(context) {
-  if (auto refused = service.check_token(*context)) {
+ClassifyStreamReactor::ClassifyStreamReactor(Admission& admission, grpc::CallbackServerContext* context,
+                                             std::optional<grpc::Status> refused)
+    : admission_(admission), context_(context) {
+  if (refused) {
     finished_ = true;
     Finish(*refused);
     return;
   }
-  admitted_ = service.in_flight().try_begin();
-  if (!admitted_) {
+  holds_slot_ = admission.in_flight().try_begin();
+  if (!holds_slot_) {
     finished_ = true;
     Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
     return;
@@ -54,11 +56,12 @@ void ClassifyStreamReactor::OnReadDone(bool ok) {
 }
 
 void ClassifyStreamReactor::submit(std::unique_ptr<v1::ClassifyRequest> request) {
-  std::string request_id;
-  Result<InferenceJob> job = service_.prepare_job(context_, *request, "grpc-stream", request_id);
-  if (!job) {
+  AdmissionRequest admission = admission_request(context_, *request, "grpc-stream");
+  admission.takes_slot = false;
+  Admitted admitted = admission_.admit(std::move(admission));
+  if (!admitted) {
     std::lock_guard lock(mu_);
-    if (!broken_) answers_.push_back(error_answer(request->model(), request_id, job.status()));
+    if (!broken_) answers_.push_back(error_answer(request->model(), admitted.request_id(), admitted.status()));
     return;
   }
   std::list<std::unique_ptr<v1::ClassifyRequest>>::iterator kept;
@@ -68,7 +71,8 @@ void ClassifyStreamReactor::submit(std::unique_ptr<v1::ClassifyRequest> request)
     kept = std::prev(requests_.end());
     ++pending_;
   }
-  job->done = [this, kept, request_id, model = job->model->name()](Result<ClassifyResult> result) {
+  admitted->done = [this, kept, request_id = admitted.request_id(),
+                    model = admitted->model->name()](Result<ClassifyResult> result) {
     v1::ClassifyResponse r;
     if (result) {
       r.set_model(model);
@@ -85,7 +89,7 @@ void ClassifyStreamReactor::submit(std::unique_ptr<v1::ClassifyRequest> request)
     }
     step();
   };
-  service_.queue().submit(std::move(job).value());
+  admission_.submit(std::move(admitted));
 }
 
 void ClassifyStreamReactor::OnWriteDone(bool ok) {
@@ -112,7 +116,7 @@ void ClassifyStreamReactor::OnCancel() {
 }
 
 void ClassifyStreamReactor::OnDone() {
-  if (admitted_) service_.in_flight().end();
+  if (holds_slot_) admission_.in_flight().end();
   delete this;
 }
 

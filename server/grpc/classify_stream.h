@@ -13,18 +13,22 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "tessera/v1/classifier.grpc.pb.h"
 
 namespace tessera {
 
-class ClassifierService;
+class Admission;
 
 inline constexpr size_t kMaxPendingPerStream = 32;
 
 class ClassifyStreamReactor final : public grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse> {
  public:
-  ClassifyStreamReactor(ClassifierService& service, grpc::CallbackServerContext* context);
+  // Each message goes through `admission` (without a slot of its own: the stream holds one
+  // until it is done). With `refused` (a missing bearer token) the stream ends at once with it.
+  ClassifyStreamReactor(Admission& admission, grpc::CallbackServerContext* context,
+                        std::optional<grpc::Status> refused);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -32,14 +36,14 @@ class ClassifyStreamReactor final : public grpc::ServerBidiReactor<v1::ClassifyR
   void OnDone() override;
 
  private:
-  // Submits `request` (validated by the service) or queues its error answer.
+  // Submits `request` (if admission lets it in) or queues its error answer.
   void submit(std::unique_ptr<v1::ClassifyRequest> request);
   // Starts the next write, a read, or the finish, whichever is due.
   void step();
 
-  ClassifierService& service_;
+  Admission& admission_;
   grpc::CallbackServerContext* context_;
-  bool admitted_ = false;  // false: refused (token, draining); the stream ended at once
+  bool holds_slot_ = false;  // false: refused (token, draining); the stream ended at once
 
   std::mutex mu_;
   std::unique_ptr<v1::ClassifyRequest> reading_;              // target of the read in progress

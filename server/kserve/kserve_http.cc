@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "server/batching/admission.h"
 #include "server/batching/inference_queue.h"
-#include "server/batching/request_log.h"
 #include "server/grpc/status_mapping.h"
 #include "server/http/responses.h"
 #include "server/http/url.h"
@@ -94,8 +94,7 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveHttp::KserveHttp(const ModelRepository& models, InferenceQueue& queue, InFlightTracker& in_flight)
-    : models_(models), queue_(queue), in_flight_(in_flight) {}
+KserveHttp::KserveHttp(const ModelRepository& models, Admission& admission) : models_(models), admission_(admission) {}
 
 void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   const std::string path(split_target(request.target()).path);
@@ -115,7 +114,7 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   }
   if (path == "/v2/health/ready") {
     if (!get) return reply(method_not_allowed("GET, HEAD"));
-    return reply(in_flight_.draining() ? not_ready() : make_json_response(200, {{"ready", true}}));
+    return reply(admission_.in_flight().draining() ? not_ready() : make_json_response(200, {{"ready", true}}));
   }
   const auto parsed = path.starts_with(kModelsPrefix)
                           ? parse_model_path(std::string_view(path).substr(kModelsPrefix.size()))
@@ -130,56 +129,54 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   auto model = find_model(models_, parsed->model, parsed->version);
   if (!model) return reply(error_response(model.status()));
   if (parsed->action == "ready") {
-    return reply(in_flight_.draining() ? not_ready()
-                                       : make_json_response(200, {{"name", model->signature.name}, {"ready", true}}));
+    return reply(admission_.in_flight().draining()
+                     ? not_ready()
+                     : make_json_response(200, {{"name", model->signature.name}, {"ready", true}}));
   }
   reply(make_json_response(200, model_metadata_json(model->signature)));
 }
 
 void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name,
                        const std::string& version) {
-  const auto received = SteadyClock::now();
-  const size_t body_bytes = request.body().size();
-  std::string request_id;
-  auto fail = [&](const Status& status) {
-    if (request_id.empty()) request_id = log_request_id("");
-    log_request_failed(kVia, request_id, model_name, body_bytes, status);
-    HttpResponse res = error_response(status);
-    res.set("X-Request-Id", request_id);
+  AdmissionRequest admission;
+  admission.via = kVia;
+  admission.model = model_name;
+  admission.id_rule = RequestIdRule::kReplace;  // the id is in the body: until it is decoded, a fresh one
+  admission.bytes = request.body().size();
+  auto refuse = [&](const Admitted& refused) {
+    HttpResponse res = error_response(refused.status());
+    res.set("X-Request-Id", refused.request_id());
     respond(std::move(res));
   };
 
   if (!request["Inference-Header-Content-Length"].empty()) {
-    return fail(Status::invalid_argument(
-        "the binary tensor data extension is not supported; send the tensor data in the JSON body"));
+    return refuse(admission_.refuse(
+        admission, Status::invalid_argument(
+                       "the binary tensor data extension is not supported; send the tensor data in the JSON body")));
   }
   auto model = find_model(models_, model_name, version);
-  if (!model) return fail(model.status());
-  auto decoded = decode_infer_request_body(request.body(), model->signature, queue_.options().decode_limits);
-  if (!decoded) return fail(decoded.status());
-  request_id = log_request_id(decoded->id);
-  if (!in_flight_.try_begin()) return fail(Status::unavailable("the server is shutting down"));
+  if (!model) return refuse(admission_.refuse(admission, model.status()));
+  auto decoded =
+      decode_infer_request_body(request.body(), model->signature, admission_.queue().options().decode_limits);
+  if (!decoded) return refuse(admission_.refuse(admission, decoded.status()));
 
   auto pending = std::make_shared<PendingInfer>();
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
-  InferenceJob job;
-  job.model = pending->model.served;
-  job.input = job_input(pending->request.input);
-  job.top_k = effective_top_k(static_cast<uint64_t>(pending->request.top_k()), pending->model.signature.num_classes);
-  job.request_id = request_id;
-  job.via = kVia;
-  job.received = received;
+  admission.request_id = pending->request.id;
+  admission.top_k = static_cast<uint64_t>(pending->request.top_k());
+  admission.input = job_input(pending->request.input);
+  Admitted admitted = admission_.admit(std::move(admission));
+  if (!admitted) return refuse(admitted);
   // This view dies with the request's handling; the callback holds only what lives longer.
-  job.done = [in_flight = &in_flight_, respond, pending, request_id](Result<ClassifyResult> result) {
+  admitted->done = [respond, pending, request_id = admitted.request_id()](Result<ClassifyResult> result) {
     HttpResponse res = result ? make_json_response(200, infer_response_json(pending->request, pending->model.signature,
                                                                             result->probabilities))
                               : error_response(result.status());
     res.set("X-Request-Id", request_id);
     respond(std::move(res));
-    in_flight->end();
   };
-  queue_.submit(std::move(job));
+  admission_.submit(std::move(admitted));
 }
 
 }  // namespace tessera::kserve

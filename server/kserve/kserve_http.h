@@ -10,21 +10,20 @@
 
 #include <string>
 
-#include "server/batching/in_flight.h"
 #include "server/http/types.h"
 
 namespace tessera {
-class InferenceQueue;
+class Admission;
 class ModelRepository;
 }  // namespace tessera
 
 namespace tessera::kserve {
 
-// A view over the daemon's parts; cheap to make per request. Inference requests count in
-// `in_flight` (the HTTP routes' tracker, which shutdown drains).
+// A view over the daemon's parts; cheap to make per request. Inference requests go through
+// `admission`, the HTTP routes' (whose in-flight tracker shutdown drains; readiness reads it).
 class KserveHttp {
  public:
-  KserveHttp(const ModelRepository& models, InferenceQueue& queue, InFlightTracker& in_flight);
+  KserveHttp(const ModelRepository& models, Admission& admission);
 
   // Answers a request whose path is /v2 or under /v2/: inline, or for inference from the queue's
   // callback.
@@ -34,8 +33,7 @@ class KserveHttp {
   void infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name, const std::string& version);
 
   const ModelRepository& models_;
-  InferenceQueue& queue_;
-  InFlightTracker& in_flight_;
+  Admission& admission_;
 };
 
 }  // namespace tessera::kserve

@@ -1,6 +1,5 @@
 #include "server/kserve/serving.h"
 
-#include "server/batching/request_id.h"
 #include "server/models/model_repository.h"
 
 #ifndef TESSERA_VERSION
@@ -27,10 +26,6 @@ JobInput job_input(const InferInput& input) {
     case InputKind::kPixels: return DecodedPixels{&input.pixels};
   }
   return EncodedImage{input.encoded_image};
-}
-
-std::string log_request_id(const std::string& client_id) {
-  return is_valid_request_id(client_id) ? client_id : make_request_id();
 }
 
 std::string_view server_version() { return TESSERA_VERSION; }

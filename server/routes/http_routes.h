@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "server/batching/admission.h"
 #include "server/batching/in_flight.h"
 #include "server/http/event_stream_hub.h"
 #include "server/http/types.h"
@@ -31,8 +32,8 @@ class HttpRoutes final : public HttpHandler {
              const telemetry::ServerStats* stats = nullptr, const BearerTokens* tokens = nullptr,
              fleet::FleetService* fleet = nullptr);
 
-  // Classify hands the body to the queue and answers from the worker's callback; the rest
-  // answer inline.
+  // Inference (/v1/classify, KServe's infer) goes through admission to the queue and answers
+  // from the worker's callback; the rest answer inline.
   void handle(HttpRequest request, HttpResponder respond) override;
 
   // Classify requests waiting for the queue and open event streams; shutdown drains them.
@@ -41,18 +42,17 @@ class HttpRoutes final : public HttpHandler {
   void end_event_streams() { event_streams_.wake_all(); }
 
  private:
-  void classify(HttpRequest& request, HttpResponder& respond);
   void fleet(const HttpRequest& request, HttpResponder& respond);
   HttpResponse list_models() const;
   HttpResponse static_file(const HttpRequest& request) const;
 
   const ModelRepository& models_;
-  InferenceQueue& queue_;
   const std::filesystem::path web_root_;
   const telemetry::ServerStats* stats_;
   const BearerTokens* tokens_;
   fleet::FleetService* fleet_;
   InFlightTracker in_flight_;
+  Admission admission_;  // over in_flight_
   EventStreamHub event_streams_;
 };
 
