@@ -32,21 +32,4 @@ Status from_grpc_status(const grpc::Status& status) {
   }
 }
 
-unsigned http_status_for(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kCancelled: return 499;  // client closed request (nginx, grpc-gateway)
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kFailedPrecondition: return 400;
-    case StatusCode::kDeadlineExceeded: return 504;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kAlreadyExists: return 409;
-    case StatusCode::kResourceExhausted: return 503;
-    case StatusCode::kUnimplemented: return 501;
-    case StatusCode::kInternal: return 500;
-    case StatusCode::kUnavailable: return 503;
-  }
-  return 500;
-}
-
 }  // namespace tessera

@@ -10,7 +10,6 @@
 
 #include "server/batching/admission.h"
 #include "server/batching/inference_queue.h"
-#include "server/grpc/status_mapping.h"
 #include "server/http/responses.h"
 #include "server/http/url.h"
 #include "server/kserve/decode_json.h"
@@ -30,28 +29,10 @@ constexpr const char* kVia = "kserve-http";
 constexpr std::string_view kModelsPrefix = "/v2/models/";
 
 HttpResponse error_response(unsigned http_status, std::string_view message) {
-  HttpResponse res = make_json_response(http_status, error_json(message));
-  if (http_status == 503) res.set(http::field::retry_after, "1");
-  return res;
+  return make_error_response(http_status, "", message, error_body);
 }
 
-HttpResponse error_response(const Status& status) {
-  return error_response(http_status_for(status.code()), status.message());
-}
-
-HttpResponse method_not_allowed(std::string_view allow) {
-  HttpResponse res = error_response(405, "method not allowed; use " + std::string(allow));
-  res.set(http::field::allow, allow);
-  return res;
-}
-
-// A HEAD answer: the GET answer's headers, no body.
-HttpResponse without_body(HttpResponse res) {
-  const auto length = res.body().size();
-  res.body().clear();
-  res.content_length(length);
-  return res;
-}
+HttpResponse error_response(const Status& status) { return make_error_response(status, error_body); }
 
 // /v2/models/{model}[/versions/{version}][/{action}], segments percent-decoded.
 struct ModelPath {
@@ -99,21 +80,19 @@ KserveHttp::KserveHttp(const ModelRepository& models, Admission& admission) : mo
 void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   const std::string path(split_target(request.target()).path);
   const http::verb method = request.method();
-  const bool get = method == http::verb::get || method == http::verb::head;
-  auto reply = [&](HttpResponse res) {
-    respond(method == http::verb::head ? without_body(std::move(res)) : std::move(res));
-  };
+  const bool get = is_get_or_head(method);
+  auto reply = [&](HttpResponse res) { respond(answer_to(method, std::move(res))); };
   const auto not_ready = [] { return error_response(400, "not ready: the server is shutting down"); };
 
   if (path == "/v2") {
     return reply(get ? make_json_response(200, server_metadata_json(server_version()))
-                     : method_not_allowed("GET, HEAD"));
+                     : method_not_allowed("GET, HEAD", error_body));
   }
   if (path == "/v2/health/live") {
-    return reply(get ? make_json_response(200, {{"live", true}}) : method_not_allowed("GET, HEAD"));
+    return reply(get ? make_json_response(200, {{"live", true}}) : method_not_allowed("GET, HEAD", error_body));
   }
   if (path == "/v2/health/ready") {
-    if (!get) return reply(method_not_allowed("GET, HEAD"));
+    if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
     return reply(admission_.in_flight().draining() ? not_ready() : make_json_response(200, {{"ready", true}}));
   }
   const auto parsed = path.starts_with(kModelsPrefix)
@@ -122,10 +101,10 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   if (!parsed) return reply(error_response(Status::not_found("no such endpoint: " + path)));
 
   if (parsed->action == "infer") {
-    if (method != http::verb::post) return reply(method_not_allowed("POST"));
+    if (method != http::verb::post) return reply(method_not_allowed("POST", error_body));
     return infer(request, respond, parsed->model, parsed->version);
   }
-  if (!get) return reply(method_not_allowed("GET, HEAD"));
+  if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
   auto model = find_model(models_, parsed->model, parsed->version);
   if (!model) return reply(error_response(model.status()));
   if (parsed->action == "ready") {

@@ -4,8 +4,8 @@
 //   GET  /v2/models/{m}[/versions/{v}]                model metadata
 //   GET  /v2/models/{m}[/versions/{v}]/ready          200, 400 when draining, 404 unknown model
 //   POST /v2/models/{m}[/versions/{v}]/infer          inference (JSON body; decode_json.h)
-// Errors are {"error": "<message>"} with the status of status_mapping.h (a full queue: 503 with
-// Retry-After). HEAD is answered like GET without the body.
+// Errors are {"error": "<message>"} with the status of http_status_for() in http/responses.h (a
+// full queue: 503 with Retry-After). HEAD is answered like GET without the body.
 #pragma once
 
 #include <string>

@@ -27,20 +27,6 @@ namespace {
 // Static files larger than this are not served (the UI is a handful of small files).
 constexpr int64_t kMaxStaticFileBytes = 8 << 20;
 
-HttpResponse method_not_allowed(std::string_view allow) {
-  HttpResponse res = make_error_response(405, "INVALID_ARGUMENT", "method not allowed; use " + std::string(allow));
-  res.set(http::field::allow, allow);
-  return res;
-}
-
-// A HEAD answer: the GET answer's headers, no body.
-HttpResponse strip_body(HttpResponse res) {
-  const auto length = res.body().size();
-  res.body().clear();
-  res.content_length(length);
-  return res;
-}
-
 }  // namespace
 
 HttpRoutes::HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
@@ -55,10 +41,8 @@ HttpRoutes::HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std
 void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   const std::string_view path = split_target(request.target()).path;
   const http::verb method = request.method();
-  const bool get = method == http::verb::get || method == http::verb::head;
-  auto reply = [&](HttpResponse res) {
-    respond(method == http::verb::head ? strip_body(std::move(res)) : std::move(res));
-  };
+  const bool get = is_get_or_head(method);
+  auto reply = [&](HttpResponse res) { respond(answer_to(method, std::move(res))); };
   // The one token check, before any route (those added later included).
   if (auto refused = check_http_bearer(request, path, tokens_)) return reply(std::move(*refused));
 
@@ -101,11 +85,9 @@ void HttpRoutes::fleet(const HttpRequest& request, HttpResponder& respond) {
   if (!in_flight_.try_begin()) {
     return respond(make_error_response(Status::unavailable("the server is shutting down")));
   }
-  const bool head = request.method() == http::verb::head;
   // Answered on the fleet service's thread once every peer answered or timed out.
-  fleet_->collect([this, respond, head](json body) {
-    HttpResponse res = make_json_response(200, body);
-    respond(head ? strip_body(std::move(res)) : std::move(res));
+  fleet_->collect([this, respond, method = request.method()](json body) {
+    respond(answer_to(method, make_json_response(200, body)));
     in_flight_.end();
   });
 }
