@@ -4,20 +4,18 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-#include <algorithm>
-#include <array>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <utility>
 
+#include "server/http/connection.h"
+#include "server/http/event_stream_session.h"
 #include "server/http/responses.h"
 
 namespace tessera {
@@ -29,27 +27,23 @@ namespace net = boost::asio;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
-using PlainStream = beast::tcp_stream;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
-
-// One connection over `Stream`: PlainStream or TlsStream (which first does a TLS handshake and
-// ends with a TLS shutdown). Everything runs on the connection's strand.
+// One connection over `Stream` (PlainStream or TlsStream): reads requests, hands each to the
+// handler and writes the answers in request order. Everything runs on the connection's strand.
+// When the answer due next is an event stream, the connection goes to an EventStreamSession.
 template <class Stream>
 class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
-  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
-
  public:
   // `stream_args` construct the stream: the socket, plus the SSL context for TLS.
   template <class... StreamArgs>
   HttpSession(const HttpSessionLimits& limits, HttpHandler& handler, StreamArgs&&... stream_args)
       : stream_(std::forward<StreamArgs>(stream_args)...),
+        strand_(stream_.get_executor()),
         limits_(limits),
-        handler_(handler),
-        tick_timer_(stream_.get_executor()) {}
+        handler_(handler) {}
 
   void run() {
     // Start on the session's strand: the socket was accepted with one.
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&HttpSession::on_run, this->shared_from_this()));
+    net::dispatch(strand_, beast::bind_front_handler(&HttpSession::on_run, this->shared_from_this()));
   }
 
  private:
@@ -61,10 +55,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     std::optional<HttpEventStream> stream;
   };
 
-  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+  PlainStream& lowest() { return beast::get_lowest_layer(stream_); }
 
   void on_run() {
-    if constexpr (kTls) {
+    if constexpr (kIsTls<Stream>) {
       lowest().expires_after(limits_.read_timeout);
       stream_.async_handshake(ssl::stream_base::server,
                               beast::bind_front_handler(&HttpSession::on_handshake, this->shared_from_this()));
@@ -96,9 +90,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
 
   void on_read(beast::error_code ec, size_t /*bytes*/) {
     reading_ = false;
-    if (streaming_) {
-      // An event stream started meanwhile (and cancelled this read): no more requests here.
-      start_watch();
+    if (event_stream_due()) {
+      // The stream's hand-over cancelled this read (or it ended meanwhile): no more requests here.
+      hand_over();
       return;
     }
     if (ec) {
@@ -125,24 +119,27 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
         spdlog::debug("http: read: {}", ec.message());
       }
       // Finish what is pending, then close.
-      if (pending_.empty() && !writing_in_progress_) do_close();
+      if (pending_.empty() && !writing_) do_close();
       return;
     }
     beast::error_code ignored;
     const auto peer = lowest().socket().remote_endpoint(ignored);
     spdlog::warn("http {}:{}: refused request: {}", peer.address().to_string(), peer.port(), ec.message());
     const unsigned version = parser_ && parser_->is_header_done() ? parser_->get().version() : 11;
-    HttpResponse response;
+    on_answer(add_pending(version, false), bad_request_answer(ec));
+  }
+
+  // The answer to a request Beast's parser refused with `ec`.
+  HttpResponse bad_request_answer(beast::error_code ec) const {
     if (ec == http::error::body_limit) {
-      response = make_error_response(
+      return make_error_response(
           413, "INVALID_ARGUMENT",
           "the request body is larger than the limit of " + std::to_string(limits_.body_limit) + " bytes");
-    } else if (ec == http::error::header_limit) {
-      response = make_error_response(431, "INVALID_ARGUMENT", "the request header is too large");
-    } else {
-      response = make_error_response(400, "INVALID_ARGUMENT", "malformed HTTP request: " + ec.message());
     }
-    on_answer(add_pending(version, false), std::move(response));
+    if (ec == http::error::header_limit) {
+      return make_error_response(431, "INVALID_ARGUMENT", "the request header is too large");
+    }
+    return make_error_response(400, "INVALID_ARGUMENT", "malformed HTTP request: " + ec.message());
   }
 
   // Queues a new request slot and returns its sequence number.
@@ -177,35 +174,36 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     auto self = this->shared_from_this();
     return HttpResponder(
         [self, seq](HttpResponse response) {
-          net::post(self->stream_.get_executor(), [self, seq, response = std::move(response)]() mutable {
+          net::post(self->strand_, [self, seq, response = std::move(response)]() mutable {
             self->on_answer(seq, std::move(response));
           });
         },
         [self, seq](HttpEventStream stream) {
-          net::post(self->stream_.get_executor(), [self, seq, stream = std::move(stream)]() mutable {
+          net::post(self->strand_, [self, seq, stream = std::move(stream)]() mutable {
             self->on_stream_answer(seq, std::move(stream));
           });
         });
   }
 
   void do_write() {
-    if (writing_in_progress_ || closing_ || streaming_ || pending_.empty()) return;
+    if (writing_ || closing_ || pending_.empty()) return;
     Pending& front = pending_.front();
-    if (front.stream) return start_stream();
+    if (front.stream) return hand_over();
     if (!front.response) return;
-    writing_ = std::move(*front.response);
-    writing_.version(front.version);
-    writing_.keep_alive(front.keep_alive);
+    response_ = std::move(*front.response);
+    response_.version(front.version);
+    response_.keep_alive(front.keep_alive);
     pending_.pop_front();
     ++front_seq_;
-    writing_in_progress_ = true;
+    writing_ = true;
     lowest().expires_after(limits_.write_timeout);
-    http::async_write(stream_, writing_,
-                      beast::bind_front_handler(&HttpSession::on_write, this->shared_from_this(), writing_.need_eof()));
+    http::async_write(
+        stream_, response_,
+        beast::bind_front_handler(&HttpSession::on_write, this->shared_from_this(), response_.need_eof()));
   }
 
   void on_write(bool close, beast::error_code ec, size_t /*bytes*/) {
-    writing_in_progress_ = false;
+    writing_ = false;
     if (ec) {
       // The connection is gone; answers still on their way find a closed socket and end there.
       spdlog::debug("http: write: {}", ec.message());
@@ -225,170 +223,35 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     if (!reading_ && !read_done_ && !closing_ && pending_.size() < limits_.max_in_flight) do_read();
   }
 
-  // --- Event streams: the head, then an event per tick of `tick_timer_`, each write bounded by
-  // the write timeout; a read stays open meanwhile, so a client that goes away ends the stream
-  // at once rather than at the next event.
+  // Every answer before it is written and the next one is an event stream.
+  bool event_stream_due() const { return !closing_ && !pending_.empty() && pending_.front().stream; }
 
-  void start_stream() {
-    Pending& front = pending_.front();
-    HttpEventStream stream = std::move(*front.stream);
-    const unsigned version = front.version;
-    pending_.pop_front();
-    ++front_seq_;
-    streaming_ = true;
+  // Gives the connection to an EventStreamSession for the stream due next, once no read is under
+  // way (one is cancelled; its handler comes back here). Requests read after the stream's are
+  // dropped; answers still on their way find this session closing.
+  void hand_over() {
     read_done_ = true;
-    source_ = std::move(stream.source);
-    chunked_ = version >= 11;  // HTTP/1.0: the body runs until the connection closes
-    stream_head_ = http::response<http::empty_body>(std::move(stream.head.base()));
-    stream_head_.version(version);
-    stream_head_.keep_alive(false);
-    stream_head_.erase(http::field::content_length);
-    stream_head_.chunked(chunked_);
-    head_serializer_.emplace(stream_head_);
-    source_->set_wake([weak = this->weak_from_this()] {
-      if (auto self = weak.lock()) net::post(self->stream_.get_executor(), [self] { self->on_wake(); });
-    });
-    // A read for a next request may be under way: cancelled, its handler starts the watch.
     if (reading_) {
       beast::error_code ignored;
       lowest().socket().cancel(ignored);
-    } else {
-      start_watch();
-    }
-    writing_in_progress_ = true;
-    lowest().expires_after(limits_.write_timeout);
-    http::async_write_header(stream_, *head_serializer_,
-                             beast::bind_front_handler(&HttpSession::on_stream_write, this->shared_from_this()));
-  }
-
-  // Reads (and drops) whatever the client sends while the stream runs; an error means it left.
-  void start_watch() {
-    if (watching_ || closing_) return;
-    if (stream_over_) return do_close();
-    watching_ = true;
-    lowest().expires_never();  // the read's timer only: a write under way keeps its own
-    stream_.async_read_some(net::buffer(drain_buffer_),
-                            beast::bind_front_handler(&HttpSession::on_watch, this->shared_from_this()));
-  }
-
-  void on_watch(beast::error_code ec, size_t /*bytes*/) {
-    watching_ = false;
-    if (closing_) return;
-    if (stream_over_) return do_close();
-    if (ec) {
-      spdlog::debug("http: event stream ended: the client went away ({})", ec.message());
-      return abort_stream();
-    }
-    start_watch();
-  }
-
-  void on_stream_write(beast::error_code ec, size_t /*bytes*/) {
-    writing_in_progress_ = false;
-    if (closing_) return;
-    if (ec) {
-      spdlog::debug("http: event stream ended: write: {}", ec.message());
-      return abort_stream();
-    }
-    if (!head_sent_) {
-      head_sent_ = true;
-      return tick();
-    }
-    if (source_over_) return finish_source();  // that was the end of the body
-    if (woken_) return tick();
-    tick_timer_.expires_after(source_->interval());
-    tick_timer_.async_wait(beast::bind_front_handler(&HttpSession::on_tick, this->shared_from_this()));
-  }
-
-  void on_tick(beast::error_code /*ec: cancelled by a wake or by the end*/) {
-    if (closing_ || !source_ || source_over_ || writing_in_progress_) return;
-    tick();
-  }
-
-  void on_wake() {
-    if (closing_ || !source_ || source_over_) return;
-    woken_ = true;
-    if (head_sent_ && !writing_in_progress_) tick_timer_.cancel();  // on_tick runs now
-  }
-
-  // Writes the next event, or the end of the body when the source is over.
-  void tick() {
-    woken_ = false;
-    std::optional<std::string> event = source_->next();
-    if (!event) {
-      spdlog::debug("http: event stream ended by the server");
-      source_over_ = true;
-      if (!chunked_) return finish_source();
-    } else {
-      event_ = std::move(*event);
-    }
-    writing_in_progress_ = true;
-    lowest().expires_after(limits_.write_timeout);
-    auto on_written = beast::bind_front_handler(&HttpSession::on_stream_write, this->shared_from_this());
-    if (!event) {
-      net::async_write(stream_, http::make_chunk_last(), std::move(on_written));
-    } else if (chunked_) {
-      net::async_write(stream_, http::make_chunk(net::buffer(event_)), std::move(on_written));
-    } else {
-      net::async_write(stream_, net::buffer(event_), std::move(on_written));
-    }
-  }
-
-  // The body's end is on the wire: the source goes (a drain waiting for it may go on), then the
-  // connection closes.
-  void finish_source() {
-    source_.reset();
-    end_stream();
-  }
-
-  // The whole body is out: stop watching, then close as after any last answer.
-  void end_stream() {
-    stream_over_ = true;
-    if (watching_) {
-      beast::error_code ignored;
-      lowest().socket().cancel(ignored);  // on_watch then closes
       return;
     }
-    do_close();
-  }
-
-  // The client left or a write failed: drop the connection.
-  void abort_stream() {
+    Pending front = std::move(pending_.front());
+    pending_.pop_front();
+    ++front_seq_;
     closing_ = true;
-    source_.reset();
-    tick_timer_.cancel();
-    lowest().close();
+    start_event_stream_session(std::move(stream_), std::move(*front.stream), front.version, limits_);
   }
 
-  // Half-closes and reads (discarding) what the peer still sends, so it sees our last answer
-  // instead of a reset; bounded by the read timeout. Over TLS: a TLS shutdown, then the close.
   void do_close() {
     if (closing_) return;
     closing_ = true;
-    lowest().expires_after(std::min<std::chrono::seconds>(limits_.read_timeout, std::chrono::seconds(5)));
-    if constexpr (kTls) {
-      stream_.async_shutdown(beast::bind_front_handler(&HttpSession::on_shutdown, this->shared_from_this()));
-    } else {
-      beast::error_code ec;
-      lowest().socket().shutdown(tcp::socket::shutdown_send, ec);
-      if (ec) return;
-      lowest().async_read_some(net::buffer(drain_buffer_),
-                               beast::bind_front_handler(&HttpSession::on_drain, this->shared_from_this()));
-    }
+    close_gracefully(stream_, drain_buffer_, limits_.read_timeout, this->shared_from_this());
   }
 
-  void on_shutdown(beast::error_code /*ec*/) { lowest().close(); }
-
-  void on_drain(beast::error_code ec, size_t /*bytes*/) {
-    if (ec) {
-      beast::error_code ignored;
-      lowest().socket().close(ignored);
-      return;
-    }
-    lowest().async_read_some(net::buffer(drain_buffer_),
-                             beast::bind_front_handler(&HttpSession::on_drain, this->shared_from_this()));
-  }
-
-  Stream stream_;
+  Stream stream_;  // moved out by hand_over()
+  // The connection's strand, kept apart from the stream: answers may still arrive after a hand-over.
+  typename Stream::executor_type strand_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpSessionLimits& limits_;
@@ -396,26 +259,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
 
   std::deque<Pending> pending_;
   uint64_t front_seq_ = 0;  // sequence number of pending_.front()
-  HttpResponse writing_;    // the response being written
-  bool reading_ = false;
-  bool writing_in_progress_ = false;
-  bool read_done_ = false;  // no more requests: EOF, error, "Connection: close", or a stream
-  bool closing_ = false;
-  std::array<char, 4096> drain_buffer_{};
-
-  // The event stream, once one is the answer.
-  std::unique_ptr<HttpEventSource> source_;  // null once the stream has ended
-  bool source_over_ = false;                 // next() said so; the body's end is being written
-  http::response<http::empty_body> stream_head_;
-  std::optional<http::response_serializer<http::empty_body>> head_serializer_;
-  std::string event_;  // the event being written
-  net::steady_timer tick_timer_;
-  bool streaming_ = false;
-  bool chunked_ = true;
-  bool head_sent_ = false;
-  bool woken_ = false;        // the source asked for next() before the interval is up
-  bool watching_ = false;     // the client-gone read is under way
-  bool stream_over_ = false;  // the body's end is written
+  HttpResponse response_;   // the response being written
+  bool reading_ = false;    // a read is under way
+  bool writing_ = false;    // a write is under way
+  bool read_done_ = false;  // no more requests: EOF, error, "Connection: close", or an event stream
+  bool closing_ = false;    // closing, or handed over: this session no longer touches the connection
+  DrainBuffer drain_buffer_{};
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // One HTTP connection (Beast 1.74, the advanced_server shape; plain TCP or TLS from one
 // implementation, as in advanced_server_flex): reads requests on its strand, hands each to the
-// HttpHandler, and writes the answers in request order as they arrive. An answer may be an event
-// stream (server-sent events), paced by a timer on the same strand.
+// HttpHandler, and writes the answers in request order as they arrive. An answer that is an
+// event stream (server-sent events) takes the connection over (event_stream_session.h).
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
