@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <optional>
 #include <thread>
 
 #include "accel/plan/board_profile.h"
@@ -40,119 +41,155 @@ constexpr std::chrono::milliseconds kFlushGrace{250};
 
 Daemon::Daemon(const DaemonOptions& options) : options_(options) {}
 
+// What the start's steps hand on to each other.
+struct Daemon::Startup {
+  std::optional<TlsMaterial> tls;
+  std::shared_ptr<boost::asio::ssl::context> https;  // set when `tls` is
+  std::vector<fleet::PeerAddress> peers;
+  EngineOptions engine_options;
+  DeviceInfo device;
+};
+
 Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   std::unique_ptr<Daemon> d(new Daemon(options));
+  Startup startup;
   // TLS files and tokens first: a bad file fails the start before anything slow.
+  TESSERA_RETURN_IF_ERROR(d->load_security(startup));
+  TESSERA_RETURN_IF_ERROR(d->load_models(startup));
+  d->start_telemetry_and_queue(startup);
+  TESSERA_RETURN_IF_ERROR(d->start_grpc(startup));
+  TESSERA_RETURN_IF_ERROR(d->start_http(startup));
+  d->stats_->set_ready(true);
+  return d;
+}
+
+Status Daemon::load_security(Startup& startup) {
   TlsFiles tls_files;
-  tls_files.cert = options.tls_cert;
-  tls_files.key = options.tls_key;
-  tls_files.client_ca = options.tls_client_ca;
-  TESSERA_ASSIGN_OR_RETURN(const std::optional<TlsMaterial> tls, load_tls_material(tls_files));
-  std::shared_ptr<boost::asio::ssl::context> https;
-  if (tls) {
-    TESSERA_ASSIGN_OR_RETURN(https, make_https_context(*tls));
+  tls_files.cert = options_.tls_cert;
+  tls_files.key = options_.tls_key;
+  tls_files.client_ca = options_.tls_client_ca;
+  TESSERA_ASSIGN_OR_RETURN(startup.tls, load_tls_material(tls_files));
+  if (startup.tls) {
+    TESSERA_ASSIGN_OR_RETURN(startup.https, make_https_context(*startup.tls));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<fleet::PeerAddress> peers, fleet::parse_peers(options.peers));
-  if (!options.auth_tokens.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(BearerTokens tokens, BearerTokens::load(options.auth_tokens));
-    d->tokens_ = std::make_unique<BearerTokens>(std::move(tokens));
+  TESSERA_ASSIGN_OR_RETURN(startup.peers, fleet::parse_peers(options_.peers));
+  if (!options_.auth_tokens.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(BearerTokens tokens, BearerTokens::load(options_.auth_tokens));
+    tokens_ = std::make_unique<BearerTokens>(std::move(tokens));
   }
   spdlog::info("security: {}; {}",
-               !tls            ? "plain TCP (no TLS)"
-               : tls->mutual() ? "mutual TLS"
-                               : "TLS",
-               d->tokens_ ? std::to_string(d->tokens_->size()) + " bearer token(s) from " + options.auth_tokens.string()
-                          : std::string("no bearer tokens"));
+               !startup.tls            ? "plain TCP (no TLS)"
+               : startup.tls->mutual() ? "mutual TLS"
+                                       : "TLS",
+               tokens_ ? std::to_string(tokens_->size()) + " bearer token(s) from " + options_.auth_tokens.string()
+                       : std::string("no bearer tokens"));
   spdlog::info(
       "limits: http read timeout {} s, write timeout {} s, {} requests in flight per connection; "
       "grpc {} concurrent streams per connection",
-      options.http_read_timeout_s, options.http_write_timeout_s, options.http_max_in_flight,
-      options.grpc_max_concurrent_streams);
-  EngineOptions engine_options;
-  TESSERA_ASSIGN_OR_RETURN(engine_options.precision, parse_precision(options.precision));
-  TESSERA_ASSIGN_OR_RETURN(engine_options.plan.objective, plan::parse_objective(options.objective));
-  engine_options.plan_cache = std::make_shared<plan::PlanCache>(options.plan_cache);
+      options_.http_read_timeout_s, options_.http_write_timeout_s, options_.http_max_in_flight,
+      options_.grpc_max_concurrent_streams);
+  return Status::ok();
+}
+
+Status Daemon::load_models(Startup& startup) {
+  EngineOptions& engine_options = startup.engine_options;
+  TESSERA_ASSIGN_OR_RETURN(engine_options.precision, parse_precision(options_.precision));
+  TESSERA_ASSIGN_OR_RETURN(engine_options.plan.objective, plan::parse_objective(options_.objective));
+  engine_options.plan_cache = std::make_shared<plan::PlanCache>(options_.plan_cache);
   // Opened whatever --precision says: a model.toml may ask for int8 on its own.
   std::string note;
-  TESSERA_ASSIGN_OR_RETURN(engine_options.device, open_device(options.device, &note));
+  TESSERA_ASSIGN_OR_RETURN(engine_options.device, open_device(options_.device, &note));
   if (!note.empty()) spdlog::info("{}", note);
-  const DeviceInfo info = engine_options.device->info();
+  startup.device = engine_options.device->info();
+  const DeviceInfo& info = startup.device;
   spdlog::info("device {}: {} (board {}; {})", info.kind, info.name, info.board, info.detail);
-  spdlog::info("tile plans: objective {}, cache {}", options.objective,
-               options.plan_cache.empty() ? std::string("in memory") : options.plan_cache.string());
-  TESSERA_ASSIGN_OR_RETURN(d->models_, ModelRepository::load(options.models_dir, engine_options, options.batching));
+  spdlog::info("tile plans: objective {}, cache {}", options_.objective,
+               options_.plan_cache.empty() ? std::string("in memory") : options_.plan_cache.string());
+  TESSERA_ASSIGN_OR_RETURN(models_, ModelRepository::load(options_.models_dir, engine_options, options_.batching));
+  return Status::ok();
+}
 
-  // Power sources in priority order: the device's own sensors (XRT cards), the board's hwmon
-  // rails (ZynqMP boards), and on the emulator the board profile's power model.
-  telemetry::DeviceLabels device_labels{info.kind, info.name, info.board, 0};
+std::vector<std::unique_ptr<telemetry::PowerSource>> Daemon::power_sources(const Startup& startup,
+                                                                           telemetry::DeviceLabels& labels) {
+  // In priority order: the device's own sensors (XRT cards), the board's hwmon rails (ZynqMP
+  // boards), and on the emulator the board profile's power model.
   std::vector<std::unique_ptr<telemetry::PowerSource>> sources;
-  sources.push_back(std::make_unique<telemetry::DeviceSource>(engine_options.device));
+  sources.push_back(std::make_unique<telemetry::DeviceSource>(startup.engine_options.device));
   telemetry::HwmonOptions hwmon;
-  hwmon.root = options.sysfs_root;
+  hwmon.root = options_.sysfs_root;
   sources.push_back(std::make_unique<telemetry::HwmonSource>(hwmon));
-  if (info.kind == "emu") {
-    auto board = plan::load_board_profile(info.board);
+  if (startup.device.kind == "emu") {
+    auto board = plan::load_board_profile(startup.device.board);
     if (board) {
-      device_labels.static_watts = board->static_watts;
-      Daemon* self = d.get();
+      labels.static_watts = board->static_watts;
       sources.push_back(std::make_unique<telemetry::ModelSource>(
-          board->static_watts, [self] { return self->stats_ ? self->stats_->modeled_dynamic_joules() : 0.0; }));
+          board->static_watts, [this] { return stats_ ? stats_->modeled_dynamic_joules() : 0.0; }));
     } else {
       spdlog::warn("telemetry: no power model: {}", board.status().message());
     }
   }
+  return sources;
+}
+
+void Daemon::start_telemetry_and_queue(const Startup& startup) {
+  const DeviceInfo& info = startup.device;
+  telemetry::DeviceLabels device_labels{info.kind, info.name, info.board, 0};
+  auto sources = power_sources(startup, device_labels);
   telemetry::TelemetrySamplerOptions sampler_options;
-  sampler_options.interval = std::chrono::milliseconds(options.telemetry_interval_ms);
-  d->sampler_ = std::make_unique<telemetry::TelemetrySampler>(std::move(sources), sampler_options);
+  sampler_options.interval = std::chrono::milliseconds(options_.telemetry_interval_ms);
+  sampler_ = std::make_unique<telemetry::TelemetrySampler>(std::move(sources), sampler_options);
 
   InferenceQueueOptions queue_options;
-  queue_options.workers = options.workers;
-  queue_options.decode_limits.max_bytes = options.max_image_bytes;
-  queue_options.decode_limits.max_pixels = options.max_image_pixels;
+  queue_options.workers = options_.workers;
+  queue_options.decode_limits.max_bytes = options_.max_image_bytes;
+  queue_options.decode_limits.max_pixels = options_.max_image_pixels;
   // The queue reports to the stats and the stats read the queue's depths: stats first, then the
   // queue, then the stats learn of the queue (before any job).
   std::vector<const ServedModel*> served;
-  for (const auto& m : d->models_->models()) served.push_back(m.get());
-  d->stats_ = std::make_unique<telemetry::ServerStats>(served, device_labels, nullptr, d->sampler_.get());
-  queue_options.observer = d->stats_.get();
-  d->queue_ = std::make_unique<InferenceQueue>(queue_options);
-  d->stats_->set_queue(d->queue_.get());
-  d->sampler_->start();
-  d->telemetry_ = std::make_unique<TelemetryService>(*d->stats_, d->tokens_.get());
+  for (const auto& m : models_->models()) served.push_back(m.get());
+  stats_ = std::make_unique<telemetry::ServerStats>(served, device_labels, nullptr, sampler_.get());
+  queue_options.observer = stats_.get();
+  queue_ = std::make_unique<InferenceQueue>(queue_options);
+  stats_->set_queue(queue_.get());
+  sampler_->start();
+  telemetry_ = std::make_unique<TelemetryService>(*stats_, tokens_.get());
+}
 
-  d->classifier_ =
-      std::make_unique<ClassifierService>(*d->models_, *d->queue_, options.max_image_bytes, d->tokens_.get());
-  d->kserve_ = std::make_unique<kserve::KserveGrpcService>(*d->models_, *d->queue_, d->tokens_.get());
+Status Daemon::start_grpc(const Startup& startup) {
+  classifier_ = std::make_unique<ClassifierService>(*models_, *queue_, options_.max_image_bytes, tokens_.get());
+  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *queue_, tokens_.get());
   GrpcServerOptions grpc_options;
-  grpc_options.host = options.listen;
-  grpc_options.port = options.grpc_port;
+  grpc_options.host = options_.listen;
+  grpc_options.port = options_.grpc_port;
   grpc_options.health_services = {v1::Classifier::service_full_name(), v1::Telemetry::service_full_name(),
                                   inference::GRPCInferenceService::service_full_name()};
   grpc_options.max_receive_bytes =
-      static_cast<int>(std::min<int64_t>(options.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
-  grpc_options.max_concurrent_streams = options.grpc_max_concurrent_streams;
-  grpc_options.credentials = grpc_server_credentials(tls);
-  TESSERA_ASSIGN_OR_RETURN(
-      d->grpc_, GrpcServer::start(grpc_options, {d->classifier_.get(), d->telemetry_.get(), d->kserve_.get()}));
+      static_cast<int>(std::min<int64_t>(options_.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
+  grpc_options.max_concurrent_streams = options_.grpc_max_concurrent_streams;
+  grpc_options.credentials = grpc_server_credentials(startup.tls);
+  TESSERA_ASSIGN_OR_RETURN(grpc_,
+                           GrpcServer::start(grpc_options, {classifier_.get(), telemetry_.get(), kserve_.get()}));
+  return Status::ok();
+}
 
-  if (!peers.empty()) spdlog::info("fleet: {} peer(s): {}", peers.size(), options.peers);
-  d->fleet_ = std::make_unique<fleet::FleetService>(std::move(peers),
-                                                    std::chrono::milliseconds(options.peer_timeout_ms), *d->stats_);
-  d->routes_ = std::make_unique<HttpRoutes>(*d->models_, *d->queue_, options.web_root, d->stats_.get(),
-                                            d->tokens_.get(), d->fleet_.get());
+Status Daemon::start_http(Startup& startup) {
+  if (!startup.peers.empty()) spdlog::info("fleet: {} peer(s): {}", startup.peers.size(), options_.peers);
+  fleet_ = std::make_unique<fleet::FleetService>(std::move(startup.peers),
+                                                 std::chrono::milliseconds(options_.peer_timeout_ms), *stats_);
+  routes_ =
+      std::make_unique<HttpRoutes>(*models_, *queue_, options_.web_root, stats_.get(), tokens_.get(), fleet_.get());
   HttpServerOptions http_options;
-  http_options.host = options.listen;
-  http_options.port = options.http_port;
-  http_options.threads = options.http_threads;
-  http_options.limits.body_limit = static_cast<uint64_t>(options.max_image_bytes);
-  http_options.limits.read_timeout = std::chrono::seconds(options.http_read_timeout_s);
-  http_options.limits.write_timeout = std::chrono::seconds(options.http_write_timeout_s);
-  http_options.limits.max_in_flight = static_cast<size_t>(options.http_max_in_flight);
-  http_options.tls = https;
-  TESSERA_ASSIGN_OR_RETURN(d->http_, HttpServer::start(http_options, *d->routes_));
-  d->fleet_->set_self_target(join_host_port(options.listen, d->http_->port()));
-  d->stats_->set_ready(true);
-  return d;
+  http_options.host = options_.listen;
+  http_options.port = options_.http_port;
+  http_options.threads = options_.http_threads;
+  http_options.limits.body_limit = static_cast<uint64_t>(options_.max_image_bytes);
+  http_options.limits.read_timeout = std::chrono::seconds(options_.http_read_timeout_s);
+  http_options.limits.write_timeout = std::chrono::seconds(options_.http_write_timeout_s);
+  http_options.limits.max_in_flight = static_cast<size_t>(options_.http_max_in_flight);
+  http_options.tls = startup.https;
+  TESSERA_ASSIGN_OR_RETURN(http_, HttpServer::start(http_options, *routes_));
+  fleet_->set_self_target(join_host_port(options_.listen, http_->port()));
+  return Status::ok();
 }
 
 Daemon::~Daemon() { stop(); }

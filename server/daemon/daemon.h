@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "accel/common/status.h"
 #include "accel/device/device_registry.h"
@@ -22,8 +23,10 @@ class ModelRepository;
 class ClassifierService;
 class TelemetryService;
 namespace telemetry {
+class PowerSource;
 class ServerStats;
 class TelemetrySampler;
+struct DeviceLabels;
 }  // namespace telemetry
 namespace kserve {
 class KserveGrpcService;
@@ -82,7 +85,23 @@ class Daemon {
   void stop();
 
  private:
+  struct Startup;
+
   explicit Daemon(const DaemonOptions& options);
+
+  // start()'s steps, in order; each logs what it set up.
+  // TLS material, fleet peers and bearer tokens.
+  Status load_security(Startup& startup);
+  // The device and the models on it.
+  Status load_models(Startup& startup);
+  // The power sampler, the stats, the inference queue and the telemetry service.
+  void start_telemetry_and_queue(const Startup& startup);
+  std::vector<std::unique_ptr<telemetry::PowerSource>> power_sources(const Startup& startup,
+                                                                     telemetry::DeviceLabels& labels);
+  // The gRPC services and their server.
+  Status start_grpc(const Startup& startup);
+  // The fleet service, the HTTP routes and their server.
+  Status start_http(Startup& startup);
 
   const DaemonOptions options_;
   std::unique_ptr<ModelRepository> models_;
