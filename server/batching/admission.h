@@ -7,8 +7,8 @@
 //   3. what the door could not read of top-k or the input (its Status, as the door said it);
 //   4. an encoded image: not empty, at most the byte limit (INVALID_ARGUMENT);
 //   5. an in-flight slot (UNAVAILABLE once the daemon drains), so shutdown waits for the answer.
-// Every refusal is logged here, once ("grpc 3f9a0c21-7 model=m bytes=0 failed: ..."); answers
-// are logged by the queue.
+// Every refusal is logged here, once ("grpc 3f9a0c21-7 model=m bytes=0 failed: ..."), naming the
+// model as the caller named it until it is found, then by its own name; the queue logs the rest.
 #pragma once
 
 #include <cstddef>
@@ -67,8 +67,7 @@ class Admitted {
   const std::string& request_id() const { return request_id_; }
   explicit operator bool() const { return job_.is_ok(); }
   const Status& status() const { return job_.status(); }
-  // Only when admitted.
-  InferenceJob& job() { return job_.value(); }
+  // The job; only when admitted.
   InferenceJob* operator->() { return &job_.value(); }
 
  private:
@@ -86,13 +85,14 @@ class Admission {
   // Checks the request in the order above and makes its job, taking an in-flight slot.
   Admitted admit(AdmissionRequest request);
 
-  // A request its door found faulty before it could name a model (a malformed query, a KServe
-  // body that does not decode): refused with `status` under the id admit() would have given it,
-  // logged the same way. An unusable id (kRefuse) is refused first, as admit() would.
+  // A request its door refuses for what only the door can check (a malformed query string; a
+  // KServe model version or body that does not decode): refused with `status` under the id
+  // admit() would have given it, and logged the same way. An unusable id (kRefuse) is refused
+  // first, as admit() would.
   Admitted refuse(const AdmissionRequest& request, Status status);
 
-  // Hands an admitted job (its `done` set by the door) to the queue; the job's slot is given
-  // back once `done` has run. Returns the queue's ticket (InferenceQueue::submit).
+  // Hands an admitted job (its `done` set by the door) to the queue; its slot, if it holds one,
+  // is given back once `done` has run. Returns the queue's ticket (InferenceQueue::submit).
   uint64_t submit(Admitted admitted);
 
   InFlightTracker& in_flight() { return in_flight_; }
