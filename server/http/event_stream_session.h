@@ -8,7 +8,7 @@
 #pragma once
 
 #include "server/http/connection.h"
-#include "server/http/session.h"
+#include "server/http/session_limits.h"
 #include "server/http/types.h"
 
 namespace tessera {

@@ -7,19 +7,10 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 
-#include <chrono>
-#include <cstdint>
-
+#include "server/http/session_limits.h"
 #include "server/http/types.h"
 
 namespace tessera {
-
-struct HttpSessionLimits {
-  uint64_t body_limit = 16 << 20;          // larger bodies get 413
-  std::chrono::seconds read_timeout{30};   // per request, idle keep-alive, and the TLS handshake
-  std::chrono::seconds write_timeout{30};  // per response, and per event of an event stream
-  size_t max_in_flight = 8;                // requests read but not yet answered (the bounded write queue)
-};
 
 // Starts serving an accepted connection (whose executor is a strand): plain HTTP, or HTTPS
 // after a TLS handshake with `tls`. `limits`, `handler` and `tls` must outlive the session.
