@@ -1,6 +1,6 @@
 #include "server/auth/http_auth.h"
 
-#include "server/http_responses.h"
+#include "server/http/responses.h"
 
 namespace tessera {
 namespace http = boost::beast::http;

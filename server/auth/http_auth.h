@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "server/auth/bearer_tokens.h"
-#include "server/http_types.h"
+#include "server/http/types.h"
 
 namespace tessera {
 

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cstdint>
 
-#include "server/classify_result.h"
+#include "server/batching/classify_result.h"
 #include "server/kserve/raw_contents.h"
 
 namespace tessera::kserve {

@@ -6,14 +6,14 @@
 #include <utility>
 
 #include "server/auth/grpc_auth.h"
-#include "server/inference_queue.h"
+#include "server/batching/admission.h"
+#include "server/batching/inference_queue.h"
+#include "server/grpc/status_mapping.h"
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
-#include "server/model_repository.h"
-#include "server/request_log.h"
-#include "server/status_mapping.h"
+#include "server/models/model_repository.h"
 
 namespace tessera::kserve {
 namespace {
@@ -35,7 +35,9 @@ struct PendingInfer {
 }  // namespace
 
 KserveGrpcService::KserveGrpcService(const ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens)
-    : models_(models), queue_(queue), tokens_(tokens) {}
+    : models_(models),
+      tokens_(tokens),
+      admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerContext* context,
                                                         const inference::ServerLiveRequest* /*request*/,
@@ -82,37 +84,35 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
                                                         const inference::ModelInferRequest* request,
                                                         inference::ModelInferResponse* response) {
   if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  const std::string request_id = log_request_id(request->id());
-  auto refuse = [&](const Status& status) {
-    log_request_failed(kVia, request_id, request->model_name(), request->ByteSizeLong(), status);
-    reactor->Finish(to_grpc_status(status));
-    return reactor;
-  };
+  AdmissionRequest admission;
+  admission.via = kVia;
+  admission.model = request->model_name();
+  admission.request_id = request->id();
+  admission.id_rule = RequestIdRule::kReplace;
+  admission.bytes = request->ByteSizeLong();
+  admission.deadline = steady_deadline(context->deadline());
+  admission.cancelled = [context] { return context->IsCancelled(); };
 
   auto model = find_model(models_, request->model_name(), request->model_version());
-  if (!model) return refuse(model.status());
-  auto decoded = decode_infer_request(*request, model->signature, queue_.options().decode_limits);
-  if (!decoded) return refuse(decoded.status());
-  if (!in_flight_.try_begin()) return refuse(Status::unavailable("the server is shutting down"));
+  if (!model) return finish(context, to_grpc_status(admission_.refuse(admission, model.status()).status()));
+  auto decoded = decode_infer_request(*request, model->signature, admission_.queue().options().decode_limits);
+  if (!decoded) return finish(context, to_grpc_status(admission_.refuse(admission, decoded.status()).status()));
 
   auto pending = std::make_shared<PendingInfer>();
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
-  InferenceJob job;
-  job.model = pending->model.served;
-  set_job_input(job, pending->request.input);
-  job.top_k = effective_top_k(static_cast<uint64_t>(pending->request.top_k()), pending->model.signature.num_classes);
-  job.request_id = request_id;
-  job.via = kVia;
-  job.deadline = steady_deadline(context->deadline());
-  job.cancelled = [context] { return context->IsCancelled(); };
-  job.done = [this, reactor, response, pending](Result<ClassifyResult> result) {
+  admission.top_k = static_cast<uint64_t>(pending->request.top_k());
+  admission.input = job_input(pending->request.input);
+  // Over gRPC the answer's total time has always started here, after decoding (REST: at receipt).
+  admission.received = SteadyClock::now();
+  Admitted admitted = admission_.admit(std::move(admission));
+  if (!admitted) return finish(context, to_grpc_status(admitted.status()));
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  admitted->done = [reactor, response, pending](Result<ClassifyResult> result) {
     if (result) *response = make_infer_response(pending->request, pending->model.signature, result->probabilities);
     reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
-    in_flight_.end();
   };
-  queue_.submit(std::move(job));
+  admission_.submit(std::move(admitted));
   return reactor;
 }
 

@@ -5,7 +5,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "kserve/grpc_predict_v2.grpc.pb.h"
-#include "server/in_flight.h"
+#include "server/batching/admission.h"
+#include "server/batching/in_flight.h"
 
 namespace tessera {
 class InferenceQueue;
@@ -15,7 +16,7 @@ class BearerTokens;
 
 namespace tessera::kserve {
 
-// ModelInfer decodes and validates the request, hands it to the queue and returns its reactor at
+// ModelInfer decodes the request, hands it to admission and the queue and returns its reactor at
 // once; the worker's callback encodes the response and finishes the RPC. Health and metadata
 // answer inline. ServerReady and ModelReady say false once the daemon drains.
 class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
@@ -48,9 +49,9 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
 
  private:
   const ModelRepository& models_;
-  InferenceQueue& queue_;
   const BearerTokens* tokens_;
   InFlightTracker in_flight_;
+  Admission admission_;  // over in_flight_
 };
 
 }  // namespace tessera::kserve

@@ -8,17 +8,16 @@
 #include <utility>
 #include <vector>
 
-#include "server/http_responses.h"
-#include "server/inference_queue.h"
+#include "server/batching/admission.h"
+#include "server/batching/inference_queue.h"
+#include "server/http/responses.h"
+#include "server/http/url.h"
 #include "server/kserve/decode_json.h"
 #include "server/kserve/error_json.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
-#include "server/model_repository.h"
-#include "server/request_log.h"
-#include "server/status_mapping.h"
-#include "server/url.h"
+#include "server/models/model_repository.h"
 
 namespace tessera::kserve {
 namespace http = boost::beast::http;
@@ -30,28 +29,10 @@ constexpr const char* kVia = "kserve-http";
 constexpr std::string_view kModelsPrefix = "/v2/models/";
 
 HttpResponse error_response(unsigned http_status, std::string_view message) {
-  HttpResponse res = make_json_response(http_status, error_json(message));
-  if (http_status == 503) res.set(http::field::retry_after, "1");
-  return res;
+  return make_error_response(http_status, "", message, error_body);
 }
 
-HttpResponse error_response(const Status& status) {
-  return error_response(http_status_for(status.code()), status.message());
-}
-
-HttpResponse method_not_allowed(std::string_view allow) {
-  HttpResponse res = error_response(405, "method not allowed; use " + std::string(allow));
-  res.set(http::field::allow, allow);
-  return res;
-}
-
-// A HEAD answer: the GET answer's headers, no body.
-HttpResponse without_body(HttpResponse res) {
-  const auto length = res.body().size();
-  res.body().clear();
-  res.content_length(length);
-  return res;
-}
+HttpResponse error_response(const Status& status) { return make_error_response(status, error_body); }
 
 // /v2/models/{model}[/versions/{version}][/{action}], segments percent-decoded.
 struct ModelPath {
@@ -94,28 +75,25 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveHttp::KserveHttp(const ModelRepository& models, InferenceQueue& queue, InFlightTracker& in_flight)
-    : models_(models), queue_(queue), in_flight_(in_flight) {}
+KserveHttp::KserveHttp(const ModelRepository& models, Admission& admission) : models_(models), admission_(admission) {}
 
 void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   const std::string path(split_target(request.target()).path);
   const http::verb method = request.method();
-  const bool get = method == http::verb::get || method == http::verb::head;
-  auto reply = [&](HttpResponse res) {
-    respond(method == http::verb::head ? without_body(std::move(res)) : std::move(res));
-  };
+  const bool get = is_get_or_head(method);
+  auto reply = [&](HttpResponse res) { respond(answer_to(method, std::move(res))); };
   const auto not_ready = [] { return error_response(400, "not ready: the server is shutting down"); };
 
   if (path == "/v2") {
     return reply(get ? make_json_response(200, server_metadata_json(server_version()))
-                     : method_not_allowed("GET, HEAD"));
+                     : method_not_allowed("GET, HEAD", error_body));
   }
   if (path == "/v2/health/live") {
-    return reply(get ? make_json_response(200, {{"live", true}}) : method_not_allowed("GET, HEAD"));
+    return reply(get ? make_json_response(200, {{"live", true}}) : method_not_allowed("GET, HEAD", error_body));
   }
   if (path == "/v2/health/ready") {
-    if (!get) return reply(method_not_allowed("GET, HEAD"));
-    return reply(in_flight_.draining() ? not_ready() : make_json_response(200, {{"ready", true}}));
+    if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
+    return reply(admission_.in_flight().draining() ? not_ready() : make_json_response(200, {{"ready", true}}));
   }
   const auto parsed = path.starts_with(kModelsPrefix)
                           ? parse_model_path(std::string_view(path).substr(kModelsPrefix.size()))
@@ -123,63 +101,61 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   if (!parsed) return reply(error_response(Status::not_found("no such endpoint: " + path)));
 
   if (parsed->action == "infer") {
-    if (method != http::verb::post) return reply(method_not_allowed("POST"));
+    if (method != http::verb::post) return reply(method_not_allowed("POST", error_body));
     return infer(request, respond, parsed->model, parsed->version);
   }
-  if (!get) return reply(method_not_allowed("GET, HEAD"));
+  if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
   auto model = find_model(models_, parsed->model, parsed->version);
   if (!model) return reply(error_response(model.status()));
   if (parsed->action == "ready") {
-    return reply(in_flight_.draining() ? not_ready()
-                                       : make_json_response(200, {{"name", model->signature.name}, {"ready", true}}));
+    return reply(admission_.in_flight().draining()
+                     ? not_ready()
+                     : make_json_response(200, {{"name", model->signature.name}, {"ready", true}}));
   }
   reply(make_json_response(200, model_metadata_json(model->signature)));
 }
 
 void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name,
                        const std::string& version) {
-  const auto received = SteadyClock::now();
-  const size_t body_bytes = request.body().size();
-  std::string request_id;
-  auto fail = [&](const Status& status) {
-    if (request_id.empty()) request_id = log_request_id("");
-    log_request_failed(kVia, request_id, model_name, body_bytes, status);
-    HttpResponse res = error_response(status);
-    res.set("X-Request-Id", request_id);
+  AdmissionRequest admission;
+  admission.via = kVia;
+  admission.model = model_name;
+  admission.id_rule = RequestIdRule::kReplace;  // the id is in the body: until it is decoded, a fresh one
+  admission.bytes = request.body().size();
+  auto refuse = [&](const Admitted& refused) {
+    HttpResponse res = error_response(refused.status());
+    res.set("X-Request-Id", refused.request_id());
     respond(std::move(res));
   };
 
   if (!request["Inference-Header-Content-Length"].empty()) {
-    return fail(Status::invalid_argument(
-        "the binary tensor data extension is not supported; send the tensor data in the JSON body"));
+    return refuse(admission_.refuse(
+        admission, Status::invalid_argument(
+                       "the binary tensor data extension is not supported; send the tensor data in the JSON body")));
   }
   auto model = find_model(models_, model_name, version);
-  if (!model) return fail(model.status());
-  auto decoded = decode_infer_request_body(request.body(), model->signature, queue_.options().decode_limits);
-  if (!decoded) return fail(decoded.status());
-  request_id = log_request_id(decoded->id);
-  if (!in_flight_.try_begin()) return fail(Status::unavailable("the server is shutting down"));
+  if (!model) return refuse(admission_.refuse(admission, model.status()));
+  auto decoded =
+      decode_infer_request_body(request.body(), model->signature, admission_.queue().options().decode_limits);
+  if (!decoded) return refuse(admission_.refuse(admission, decoded.status()));
 
   auto pending = std::make_shared<PendingInfer>();
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
-  InferenceJob job;
-  job.model = pending->model.served;
-  set_job_input(job, pending->request.input);
-  job.top_k = effective_top_k(static_cast<uint64_t>(pending->request.top_k()), pending->model.signature.num_classes);
-  job.request_id = request_id;
-  job.via = kVia;
-  job.received = received;
+  admission.request_id = pending->request.id;
+  admission.top_k = static_cast<uint64_t>(pending->request.top_k());
+  admission.input = job_input(pending->request.input);
+  Admitted admitted = admission_.admit(std::move(admission));
+  if (!admitted) return refuse(admitted);
   // This view dies with the request's handling; the callback holds only what lives longer.
-  job.done = [in_flight = &in_flight_, respond, pending, request_id](Result<ClassifyResult> result) {
+  admitted->done = [respond, pending, request_id = admitted.request_id()](Result<ClassifyResult> result) {
     HttpResponse res = result ? make_json_response(200, infer_response_json(pending->request, pending->model.signature,
                                                                             result->probabilities))
                               : error_response(result.status());
     res.set("X-Request-Id", request_id);
     respond(std::move(res));
-    in_flight->end();
   };
-  queue_.submit(std::move(job));
+  admission_.submit(std::move(admitted));
 }
 
 }  // namespace tessera::kserve

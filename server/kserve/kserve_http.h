@@ -4,27 +4,26 @@
 //   GET  /v2/models/{m}[/versions/{v}]                model metadata
 //   GET  /v2/models/{m}[/versions/{v}]/ready          200, 400 when draining, 404 unknown model
 //   POST /v2/models/{m}[/versions/{v}]/infer          inference (JSON body; decode_json.h)
-// Errors are {"error": "<message>"} with the status of status_mapping.h (a full queue: 503 with
-// Retry-After). HEAD is answered like GET without the body.
+// Errors are {"error": "<message>"} with the status of http_status_for() in http/responses.h (a
+// full queue: 503 with Retry-After). HEAD is answered like GET without the body.
 #pragma once
 
 #include <string>
 
-#include "server/http_types.h"
-#include "server/in_flight.h"
+#include "server/http/types.h"
 
 namespace tessera {
-class InferenceQueue;
+class Admission;
 class ModelRepository;
 }  // namespace tessera
 
 namespace tessera::kserve {
 
-// A view over the daemon's parts; cheap to make per request. Inference requests count in
-// `in_flight` (the HTTP routes' tracker, which shutdown drains).
+// A view over the daemon's parts; cheap to make per request. Inference requests go through
+// `admission`, the HTTP routes' (whose in-flight tracker shutdown drains; readiness reads it).
 class KserveHttp {
  public:
-  KserveHttp(const ModelRepository& models, InferenceQueue& queue, InFlightTracker& in_flight);
+  KserveHttp(const ModelRepository& models, Admission& admission);
 
   // Answers a request whose path is /v2 or under /v2/: inline, or for inference from the queue's
   // callback.
@@ -34,8 +33,7 @@ class KserveHttp {
   void infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name, const std::string& version);
 
   const ModelRepository& models_;
-  InferenceQueue& queue_;
-  InFlightTracker& in_flight_;
+  Admission& admission_;
 };
 
 }  // namespace tessera::kserve

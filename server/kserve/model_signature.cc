@@ -1,6 +1,6 @@
 #include "server/kserve/model_signature.h"
 
-#include "server/model_repository.h"
+#include "server/models/model_repository.h"
 
 namespace tessera::kserve {
 

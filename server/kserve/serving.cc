@@ -1,8 +1,6 @@
 #include "server/kserve/serving.h"
 
-#include "server/inference_queue.h"
-#include "server/model_repository.h"
-#include "server/request_id.h"
+#include "server/models/model_repository.h"
 
 #ifndef TESSERA_VERSION
 #error "TESSERA_VERSION is defined by server/CMakeLists.txt"
@@ -21,19 +19,13 @@ Result<KserveModel> find_model(const ModelRepository& models, std::string_view n
   return model;
 }
 
-void set_job_input(InferenceJob& job, const InferInput& input) {
-  job.image = {};
-  job.tensor = {};
-  job.pixels = nullptr;
+JobInput job_input(const InferInput& input) {
   switch (input.kind) {
-    case InputKind::kEncodedImage: job.image = input.encoded_image; break;
-    case InputKind::kFloatTensor: job.tensor = input.tensor; break;
-    case InputKind::kPixels: job.pixels = &input.pixels; break;
+    case InputKind::kEncodedImage: return EncodedImage{input.encoded_image};
+    case InputKind::kFloatTensor: return InputTensor{input.tensor};
+    case InputKind::kPixels: return DecodedPixels{&input.pixels};
   }
-}
-
-std::string log_request_id(const std::string& client_id) {
-  return is_valid_request_id(client_id) ? client_id : make_request_id();
+  return EncodedImage{input.encoded_image};
 }
 
 std::string_view server_version() { return TESSERA_VERSION; }

@@ -1,17 +1,19 @@
 // What the two KServe transports (kserve_grpc_service.h, kserve_http.h) share between decoding a
-// request and handing it to the InferenceQueue.
+// request and handing it to admission (batching/admission.h). Both give admission the client's
+// KServe id under RequestIdRule::kReplace: the logs go by it when it is a usable request id, else
+// by a fresh one; the response echoes the client's id either way.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "accel/common/status.h"
+#include "server/batching/inference_job.h"
 #include "server/kserve/infer_request.h"
 #include "server/kserve/model_signature.h"
 
 namespace tessera {
 class ModelRepository;
-struct InferenceJob;
 struct ServedModel;
 }  // namespace tessera
 
@@ -27,13 +29,9 @@ struct KserveModel {
 // protocol always names the model); an unknown name or version is NOT_FOUND.
 Result<KserveModel> find_model(const ModelRepository& models, std::string_view name, std::string_view version);
 
-// Points the job at the decoded input (image bytes, FP32 tensor or pixels); `input` must outlive
+// A job's view of the decoded input (image bytes, FP32 tensor or pixels); `input` must outlive
 // the job, i.e. be kept alive by its `done` callback.
-void set_job_input(InferenceJob& job, const InferInput& input);
-
-// The id the queue logs the request under: the client's KServe id when it is a usable request id
-// (request_id.h), else a fresh one. The response echoes the client's id either way.
-std::string log_request_id(const std::string& client_id);
+JobInput job_input(const InferInput& input);
 
 // tesserad's version (the CMake project version), for server metadata.
 std::string_view server_version();

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "server/model_repository.h"
+#include "server/models/model_repository.h"
 
 namespace tessera::telemetry {
 namespace {

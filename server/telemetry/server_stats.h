@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "server/inference_queue.h"
+#include "server/batching/inference_queue.h"
 #include "server/metrics/metrics_registry.h"
 #include "server/telemetry/sampler.h"
 

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "server/http_responses.h"
+#include "server/http/responses.h"
+#include "server/http/url.h"
 #include "server/telemetry/telemetry_json.h"
-#include "server/url.h"
 
 namespace tessera {
 namespace {

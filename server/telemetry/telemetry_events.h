@@ -3,9 +3,9 @@
 // max_events (default 0: until the client leaves or the daemon drains).
 #pragma once
 
-#include "server/event_stream_hub.h"
-#include "server/http_types.h"
-#include "server/in_flight.h"
+#include "server/batching/in_flight.h"
+#include "server/http/event_stream_hub.h"
+#include "server/http/types.h"
 #include "server/telemetry/server_stats.h"
 
 namespace tessera {

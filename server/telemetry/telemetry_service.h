@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "server/in_flight.h"
+#include "server/batching/in_flight.h"
 #include "server/telemetry/server_stats.h"
 #include "tessera/v1/telemetry.grpc.pb.h"
 

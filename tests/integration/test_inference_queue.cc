@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "accel/image/preprocess.h"
-#include "server/inference_queue.h"
-#include "server/model_repository.h"
+#include "server/batching/inference_queue.h"
+#include "server/models/model_repository.h"
 #include "tests/integration/fmnist_images.h"
 #include "tests/integration/tesserad_process.h"
 
@@ -63,7 +63,7 @@ class InferenceQueueTest : public ::testing::Test {
   InferenceJob job(InferenceCallback done) {
     InferenceJob j;
     j.model = &models_->default_model();
-    j.image = {reinterpret_cast<const uint8_t*>(image_.data()), image_.size()};
+    j.input = EncodedImage{{reinterpret_cast<const uint8_t*>(image_.data()), image_.size()}};
     j.request_id = "test";
     j.done = std::move(done);
     return j;
@@ -148,7 +148,7 @@ TEST_F(InferenceQueueTest, BadImageIsInvalidArgument) {
   const std::string junk = "definitely not an image";
   std::promise<Status> promise;
   InferenceJob j = job([&](Result<ClassifyResult> r) { promise.set_value(r.status()); });
-  j.image = {reinterpret_cast<const uint8_t*>(junk.data()), junk.size()};
+  j.input = EncodedImage{{reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}};
   queue.submit(std::move(j));
   auto future = promise.get_future();
   ASSERT_EQ(future.wait_for(std::chrono::seconds(20)), std::future_status::ready);
@@ -263,24 +263,15 @@ TEST_F(InferenceQueueTest, DecodedInputsClassifyLikeTheImage) {
   };
   auto from_image = run([](InferenceJob&) {});
   ASSERT_TRUE(from_image.is_ok()) << from_image.status().to_string();
-  auto from_tensor = run([&](InferenceJob& j) {
-    j.image = {};
-    j.tensor = tensor->data;
-  });
+  auto from_tensor = run([&](InferenceJob& j) { j.input = InputTensor{tensor->data}; });
   ASSERT_TRUE(from_tensor.is_ok()) << from_tensor.status().to_string();
   EXPECT_EQ(from_tensor->probabilities, from_image->probabilities);
-  auto from_pixels = run([&](InferenceJob& j) {
-    j.image = {};
-    j.pixels = &*decoded;
-  });
+  auto from_pixels = run([&](InferenceJob& j) { j.input = DecodedPixels{&*decoded}; });
   ASSERT_TRUE(from_pixels.is_ok()) << from_pixels.status().to_string();
   EXPECT_EQ(from_pixels->probabilities, from_image->probabilities);
 
   const std::vector<float> short_tensor(10, 0.0f);
-  auto refused = run([&](InferenceJob& j) {
-    j.image = {};
-    j.tensor = short_tensor;
-  });
+  auto refused = run([&](InferenceJob& j) { j.input = InputTensor{short_tensor}; });
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
 }
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "server/daemon_flags.h"
+#include "server/daemon/flags.h"
 #include "server/fleet/fleet_rows.h"
 #include "server/fleet/peer_list.h"
 

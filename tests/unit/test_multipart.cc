@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "server/multipart.h"
+#include "server/http/multipart.h"
 
 namespace tessera {
 namespace {

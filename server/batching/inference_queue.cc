@@ -1,0 +1,267 @@
+#include "server/batching/inference_queue.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#include "accel/image/preprocess.h"
+#include "server/batching/request_log.h"
+#include "server/models/model_repository.h"
+
+namespace tessera {
+namespace {
+
+// Writes the job's input, preprocessed, into one slot of the batch tensor (`slot` floats).
+Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, const DecodeLimits& limits, float* out,
+                     size_t slot) {
+  if (const auto* tensor = std::get_if<InputTensor>(&job_input)) {
+    if (tensor->values.size() != slot) {
+      return Status::invalid_argument("the input tensor has " + std::to_string(tensor->values.size()) +
+                                      " elements; the model takes " + std::to_string(slot));
+    }
+    std::copy(tensor->values.begin(), tensor->values.end(), out);
+    return Status::ok();
+  }
+  if (const auto* pixels = std::get_if<DecodedPixels>(&job_input)) return preprocess_into(*pixels->image, input, out);
+  auto image = decode_image(std::get<EncodedImage>(job_input).bytes, input.channels, limits);
+  return image ? preprocess_into(*image, input, out) : image.status();
+}
+
+}  // namespace
+
+InferenceQueue::InferenceQueue(InferenceQueueOptions options) : options_(std::move(options)) {
+  const int n = options_.workers > 0 ? options_.workers : 1;
+  workers_.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+InferenceQueue::~InferenceQueue() { stop(); }
+
+// Logs the outcome, tells the observer and calls the job back; a throwing callback is logged,
+// not propagated.
+void InferenceQueue::answer(InferenceJob& job, Result<ClassifyResult> result) {
+  const std::string& model = job.model ? job.model->name() : std::string();
+  if (result) {
+    log_request_done(job.via, job.request_id, model, input_bytes(job.input), *result);
+  } else {
+    log_request_failed(job.via, job.request_id, model, input_bytes(job.input), result.status());
+  }
+  if (options_.observer) options_.observer->on_answer(job, result);
+  try {
+    job.done(std::move(result));
+  } catch (const std::exception& e) {
+    spdlog::error("{} {}: completion callback threw: {}", job.via, job.request_id, e.what());
+  }
+}
+
+uint64_t InferenceQueue::submit(InferenceJob job) {
+  Status refused;
+  uint64_t ticket = 0;
+  {
+    std::lock_guard lock(mu_);
+    Queue& queue = queues_[job.model];
+    const size_t capacity = job.model ? job.model->batching.max_queue : 1;
+    if (stopping_) {
+      refused = Status::unavailable("the server is shutting down");
+    } else if (queue.size() >= capacity) {
+      refused = Status::resource_exhausted("the queue of model '" + job.model->name() + "' is full (" +
+                                           std::to_string(capacity) + " requests); retry later");
+    } else {
+      ticket = next_ticket_++;
+      queue.push_back({std::move(job), ticket, SteadyClock::now()});
+    }
+  }
+  if (!refused.is_ok()) {
+    answer(job, std::move(refused));
+    return 0;
+  }
+  cv_.notify_one();
+  return ticket;
+}
+
+bool InferenceQueue::cancel(uint64_t ticket) {
+  QueuedJob taken;
+  {
+    std::lock_guard lock(mu_);
+    bool found = false;
+    for (auto& [model, queue] : queues_) {
+      auto it = std::find_if(queue.begin(), queue.end(), [&](const QueuedJob& q) { return q.ticket == ticket; });
+      if (it == queue.end()) continue;
+      taken = std::move(*it);
+      queue.erase(it);
+      found = true;
+      break;
+    }
+    if (!found) return false;
+  }
+  answer(taken.job, Status::cancelled("the caller cancelled the request"));
+  return true;
+}
+
+void InferenceQueue::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& worker : workers_) {
+    if (worker.joinable()) worker.join();
+  }
+}
+
+size_t InferenceQueue::depth() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [model, queue] : queues_) n += queue.size();
+  return n;
+}
+
+size_t InferenceQueue::depth(const ServedModel* model) const {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(model);
+  return it == queues_.end() ? 0 : it->second.size();
+}
+
+void InferenceQueue::worker_loop() {
+  for (;;) {
+    std::vector<std::pair<QueuedJob, Status>> dropped;
+    std::vector<QueuedJob> batch = take_batch(dropped);
+    for (auto& [queued, why] : dropped) answer(queued.job, std::move(why));
+    if (batch.empty()) {
+      if (dropped.empty()) return;  // stopped and drained
+      continue;
+    }
+    if (options_.observer) options_.observer->on_batch(*batch.front().job.model, batch.size());
+    run_batch(std::move(batch));
+  }
+}
+
+std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(std::vector<std::pair<QueuedJob, Status>>& dropped) {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    const auto now = SteadyClock::now();
+    // Expired and cancelled jobs leave every queue first: they never wait for a batch.
+    for (auto& [model, queue] : queues_) {
+      for (auto it = queue.begin(); it != queue.end();) {
+        if (now >= it->job.deadline) {
+          dropped.emplace_back(std::move(*it),
+                               Status::deadline_exceeded("the deadline passed while the request was queued"));
+        } else if (it->job.cancelled && it->job.cancelled()) {
+          dropped.emplace_back(std::move(*it), Status::cancelled("the caller cancelled the request"));
+        } else {
+          ++it;
+          continue;
+        }
+        it = queue.erase(it);
+      }
+    }
+    if (!dropped.empty()) return {};  // answer them outside the lock, then come back
+    // The ready queue whose oldest job waited longest; else when the next one becomes ready.
+    Queue* ready = nullptr;
+    auto wake = SteadyClock::time_point::max();
+    for (auto& [model, queue] : queues_) {
+      if (queue.empty()) continue;
+      const BatchPolicy& policy = model->batching;
+      const auto due = queue.front().enqueued + std::chrono::microseconds(policy.max_queue_delay_us);
+      if (stopping_ || queue.size() >= policy.max_batch || now >= due) {
+        if (!ready || queue.front().enqueued < ready->front().enqueued) ready = &queue;
+      } else {
+        wake = std::min({wake, due, queue.front().job.deadline});
+      }
+    }
+    if (ready) {
+      const size_t n = std::min<size_t>(ready->size(), ready->front().job.model->batching.max_batch);
+      std::vector<QueuedJob> batch;
+      batch.reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(ready->front()));
+        ready->pop_front();
+      }
+      if (!ready->empty()) cv_.notify_one();  // more work for another worker
+      return batch;
+    }
+    if (stopping_) return {};  // every queue is empty
+    if (wake == SteadyClock::time_point::max()) {
+      cv_.wait(lock);
+    } else {
+      cv_.wait_until(lock, wake);
+    }
+  }
+}
+
+void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
+  const auto picked = SteadyClock::now();
+  const ServedModel& model = *batch.front().job.model;
+  const PreprocessConfig& input = model.config().input;
+  const size_t slot =
+      static_cast<size_t>(input.channels) * static_cast<size_t>(input.height) * static_cast<size_t>(input.width);
+  spdlog::debug("batch model={} size={} oldest_wait_us={}", model.name(), batch.size(),
+                micros_between(batch.front().enqueued, picked));
+
+  // Decode + preprocess each job into the next free slot; failed jobs are answered here.
+  Tensor tensor({static_cast<int64_t>(batch.size()), input.channels, input.height, input.width});
+  std::vector<QueuedJob*> running;
+  std::vector<Timing> timings;
+  for (QueuedJob& queued : batch) {
+    InferenceJob& job = queued.job;
+    Timing timing;
+    timing.queue_us = micros_between(queued.enqueued, picked);
+    const auto start = SteadyClock::now();
+    Status status;
+    try {
+      status = prepare_input(job.input, input, options_.decode_limits, tensor.ptr() + running.size() * slot, slot);
+    } catch (const std::exception& e) {
+      status = Status::internal(std::string("decode: ") + e.what());
+    }
+    if (!status.is_ok()) {
+      answer(job, std::move(status));
+      continue;
+    }
+    timing.decode_us = micros_between(start, SteadyClock::now());
+    running.push_back(&queued);
+    timings.push_back(timing);
+  }
+  if (running.empty()) return;
+  tensor.shape[0] = static_cast<int64_t>(running.size());
+  tensor.data.resize(running.size() * slot);
+
+  // One model run for the whole batch.
+  const auto run_start = SteadyClock::now();
+  Result<Inference> inference = Status::internal("not run");
+  try {
+    inference = model.engine->infer(tensor);
+  } catch (const std::exception& e) {
+    inference = Status::internal(std::string("inference: ") + e.what());
+  }
+  const auto run_end = SteadyClock::now();
+  if (inference && inference->scores.size() != running.size()) {
+    inference = Status::internal("the model returned " + std::to_string(inference->scores.size()) +
+                                 " results for a batch of " + std::to_string(running.size()));
+  }
+  if (inference) model.engine->to_probabilities(inference->scores);
+
+  for (size_t i = 0; i < running.size(); ++i) {
+    InferenceJob& job = running[i]->job;
+    if (!inference) {
+      answer(job, inference.status());
+      continue;
+    }
+    ClassifyResult result;
+    result.classes = top_k_classes(inference->scores[i], job.top_k, model.config().labels);
+    result.probabilities = inference->scores[i];
+    result.batch_size = static_cast<uint32_t>(running.size());
+    result.timing = timings[i];
+    result.timing.inference_us = micros_between(run_start, run_end);
+    result.timing.fabric_us = inference->fabric_us;
+    result.timing.host_us = inference->host_us;
+    result.timing.modeled_fabric_us = inference->modeled_fabric_us;
+    result.timing.total_us = micros_between(job.received, SteadyClock::now());
+    // The batch's modeled fabric energy, shared evenly by its images.
+    result.energy_uj = inference->modeled_fabric_uj / static_cast<double>(running.size());
+    answer(job, std::move(result));
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,236 @@
+#include "server/daemon/daemon.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <optional>
+#include <thread>
+
+#include "accel/plan/board_profile.h"
+#include "accel/plan/plan_cache.h"
+#include "server/auth/bearer_tokens.h"
+#include "server/batching/inference_queue.h"
+#include "server/fleet/fleet_service.h"
+#include "server/fleet/peer_list.h"
+#include "server/grpc/classifier_service.h"
+#include "server/grpc/server.h"
+#include "server/http/server.h"
+#include "server/kserve/kserve_grpc_service.h"
+#include "server/models/model_repository.h"
+#include "server/routes/http_routes.h"
+#include "server/telemetry/device_source.h"
+#include "server/telemetry/hwmon_source.h"
+#include "server/telemetry/model_source.h"
+#include "server/telemetry/sampler.h"
+#include "server/telemetry/server_stats.h"
+#include "server/telemetry/telemetry_service.h"
+#include "server/tls/tls_config.h"
+
+namespace tessera {
+namespace {
+
+// Room for the rest of a ClassifyRequest beyond the image bytes.
+constexpr int64_t kGrpcHeadroomBytes = 64 << 10;
+// Then gRPC gets this long to flush the last answers before it cuts the connections (idle
+// clients would otherwise hold its shutdown for the whole grace period).
+constexpr std::chrono::milliseconds kFlushGrace{250};
+
+}  // namespace
+
+Daemon::Daemon(const DaemonOptions& options) : options_(options) {}
+
+// What the start's steps hand on to each other.
+struct Daemon::Startup {
+  std::optional<TlsMaterial> tls;
+  std::shared_ptr<boost::asio::ssl::context> https;  // set when `tls` is
+  std::vector<fleet::PeerAddress> peers;
+  EngineOptions engine_options;
+  DeviceInfo device;
+};
+
+Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
+  std::unique_ptr<Daemon> d(new Daemon(options));
+  Startup startup;
+  // TLS files and tokens first: a bad file fails the start before anything slow.
+  TESSERA_RETURN_IF_ERROR(d->load_security(startup));
+  TESSERA_RETURN_IF_ERROR(d->load_models(startup));
+  d->start_telemetry_and_queue(startup);
+  TESSERA_RETURN_IF_ERROR(d->start_grpc(startup));
+  TESSERA_RETURN_IF_ERROR(d->start_http(startup));
+  d->stats_->set_ready(true);
+  return d;
+}
+
+Status Daemon::load_security(Startup& startup) {
+  TlsFiles tls_files;
+  tls_files.cert = options_.tls_cert;
+  tls_files.key = options_.tls_key;
+  tls_files.client_ca = options_.tls_client_ca;
+  TESSERA_ASSIGN_OR_RETURN(startup.tls, load_tls_material(tls_files));
+  if (startup.tls) {
+    TESSERA_ASSIGN_OR_RETURN(startup.https, make_https_context(*startup.tls));
+  }
+  TESSERA_ASSIGN_OR_RETURN(startup.peers, fleet::parse_peers(options_.peers));
+  if (!options_.auth_tokens.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(BearerTokens tokens, BearerTokens::load(options_.auth_tokens));
+    tokens_ = std::make_unique<BearerTokens>(std::move(tokens));
+  }
+  spdlog::info("security: {}; {}",
+               !startup.tls            ? "plain TCP (no TLS)"
+               : startup.tls->mutual() ? "mutual TLS"
+                                       : "TLS",
+               tokens_ ? std::to_string(tokens_->size()) + " bearer token(s) from " + options_.auth_tokens.string()
+                       : std::string("no bearer tokens"));
+  spdlog::info(
+      "limits: http read timeout {} s, write timeout {} s, {} requests in flight per connection; "
+      "grpc {} concurrent streams per connection",
+      options_.http_read_timeout_s, options_.http_write_timeout_s, options_.http_max_in_flight,
+      options_.grpc_max_concurrent_streams);
+  return Status::ok();
+}
+
+Status Daemon::load_models(Startup& startup) {
+  EngineOptions& engine_options = startup.engine_options;
+  TESSERA_ASSIGN_OR_RETURN(engine_options.precision, parse_precision(options_.precision));
+  TESSERA_ASSIGN_OR_RETURN(engine_options.plan.objective, plan::parse_objective(options_.objective));
+  engine_options.plan_cache = std::make_shared<plan::PlanCache>(options_.plan_cache);
+  // Opened whatever --precision says: a model.toml may ask for int8 on its own.
+  std::string note;
+  TESSERA_ASSIGN_OR_RETURN(engine_options.device, open_device(options_.device, &note));
+  if (!note.empty()) spdlog::info("{}", note);
+  startup.device = engine_options.device->info();
+  const DeviceInfo& info = startup.device;
+  spdlog::info("device {}: {} (board {}; {})", info.kind, info.name, info.board, info.detail);
+  spdlog::info("tile plans: objective {}, cache {}", options_.objective,
+               options_.plan_cache.empty() ? std::string("in memory") : options_.plan_cache.string());
+  TESSERA_ASSIGN_OR_RETURN(models_, ModelRepository::load(options_.models_dir, engine_options, options_.batching));
+  return Status::ok();
+}
+
+std::vector<std::unique_ptr<telemetry::PowerSource>> Daemon::power_sources(const Startup& startup,
+                                                                           telemetry::DeviceLabels& labels) {
+  // In priority order: the device's own sensors (XRT cards), the board's hwmon rails (ZynqMP
+  // boards), and on the emulator the board profile's power model.
+  std::vector<std::unique_ptr<telemetry::PowerSource>> sources;
+  sources.push_back(std::make_unique<telemetry::DeviceSource>(startup.engine_options.device));
+  telemetry::HwmonOptions hwmon;
+  hwmon.root = options_.sysfs_root;
+  sources.push_back(std::make_unique<telemetry::HwmonSource>(hwmon));
+  if (startup.device.kind == "emu") {
+    auto board = plan::load_board_profile(startup.device.board);
+    if (board) {
+      labels.static_watts = board->static_watts;
+      sources.push_back(std::make_unique<telemetry::ModelSource>(
+          board->static_watts, [this] { return stats_ ? stats_->modeled_dynamic_joules() : 0.0; }));
+    } else {
+      spdlog::warn("telemetry: no power model: {}", board.status().message());
+    }
+  }
+  return sources;
+}
+
+void Daemon::start_telemetry_and_queue(const Startup& startup) {
+  const DeviceInfo& info = startup.device;
+  telemetry::DeviceLabels device_labels{info.kind, info.name, info.board, 0};
+  auto sources = power_sources(startup, device_labels);
+  telemetry::TelemetrySamplerOptions sampler_options;
+  sampler_options.interval = std::chrono::milliseconds(options_.telemetry_interval_ms);
+  sampler_ = std::make_unique<telemetry::TelemetrySampler>(std::move(sources), sampler_options);
+
+  InferenceQueueOptions queue_options;
+  queue_options.workers = options_.workers;
+  queue_options.decode_limits.max_bytes = options_.max_image_bytes;
+  queue_options.decode_limits.max_pixels = options_.max_image_pixels;
+  // The queue reports to the stats and the stats read the queue's depths: stats first, then the
+  // queue, then the stats learn of the queue (before any job).
+  std::vector<const ServedModel*> served;
+  for (const auto& m : models_->models()) served.push_back(m.get());
+  stats_ = std::make_unique<telemetry::ServerStats>(served, device_labels, nullptr, sampler_.get());
+  queue_options.observer = stats_.get();
+  queue_ = std::make_unique<InferenceQueue>(queue_options);
+  stats_->set_queue(queue_.get());
+  sampler_->start();
+  telemetry_ = std::make_unique<TelemetryService>(*stats_, tokens_.get());
+}
+
+Status Daemon::start_grpc(const Startup& startup) {
+  classifier_ = std::make_unique<ClassifierService>(*models_, *queue_, options_.max_image_bytes, tokens_.get());
+  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *queue_, tokens_.get());
+  GrpcServerOptions grpc_options;
+  grpc_options.host = options_.listen;
+  grpc_options.port = options_.grpc_port;
+  grpc_options.health_services = {v1::Classifier::service_full_name(), v1::Telemetry::service_full_name(),
+                                  inference::GRPCInferenceService::service_full_name()};
+  grpc_options.max_receive_bytes =
+      static_cast<int>(std::min<int64_t>(options_.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
+  grpc_options.max_concurrent_streams = options_.grpc_max_concurrent_streams;
+  grpc_options.credentials = grpc_server_credentials(startup.tls);
+  TESSERA_ASSIGN_OR_RETURN(grpc_,
+                           GrpcServer::start(grpc_options, {classifier_.get(), telemetry_.get(), kserve_.get()}));
+  return Status::ok();
+}
+
+Status Daemon::start_http(Startup& startup) {
+  if (!startup.peers.empty()) spdlog::info("fleet: {} peer(s): {}", startup.peers.size(), options_.peers);
+  fleet_ = std::make_unique<fleet::FleetService>(std::move(startup.peers),
+                                                 std::chrono::milliseconds(options_.peer_timeout_ms), *stats_);
+  routes_ =
+      std::make_unique<HttpRoutes>(*models_, *queue_, options_.web_root, stats_.get(), tokens_.get(), fleet_.get());
+  HttpServerOptions http_options;
+  http_options.host = options_.listen;
+  http_options.port = options_.http_port;
+  http_options.threads = options_.http_threads;
+  http_options.limits.body_limit = static_cast<uint64_t>(options_.max_image_bytes);
+  http_options.limits.read_timeout = std::chrono::seconds(options_.http_read_timeout_s);
+  http_options.limits.write_timeout = std::chrono::seconds(options_.http_write_timeout_s);
+  http_options.limits.max_in_flight = static_cast<size_t>(options_.http_max_in_flight);
+  http_options.tls = startup.https;
+  TESSERA_ASSIGN_OR_RETURN(http_, HttpServer::start(http_options, *routes_));
+  fleet_->set_self_target(join_host_port(options_.listen, http_->port()));
+  return Status::ok();
+}
+
+Daemon::~Daemon() { stop(); }
+
+int Daemon::grpc_port() const { return grpc_ ? grpc_->port() : 0; }
+int Daemon::http_port() const { return http_ ? http_->port() : 0; }
+
+std::string Daemon::listening_line() const {
+  std::string names;
+  for (const std::string& name : models_->names()) names += (names.empty() ? "" : ",") + name;
+  return "tesserad: listening grpc=" + join_host_port(options_.listen, grpc_port()) +
+         " http=" + join_host_port(options_.listen, http_port()) + " models=" + names;
+}
+
+void Daemon::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // New requests are refused (UNAVAILABLE / 503) while the running ones finish.
+  if (stats_) stats_->set_ready(false);
+  if (grpc_) grpc_->set_serving(false);
+  if (telemetry_) telemetry_->in_flight().start_draining();  // watch streams end at their next tick
+  if (http_) http_->stop_accepting();
+  if (classifier_) classifier_->in_flight().start_draining();
+  if (kserve_) kserve_->in_flight().start_draining();
+  if (routes_) routes_->in_flight().start_draining();
+  if (routes_) routes_->end_event_streams();  // SSE streams end now, not at their next tick
+  const bool http_busy = routes_ && routes_->in_flight().running() > 0;
+  const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(options_.drain_timeout_s));
+  const auto deadline = std::chrono::steady_clock::now() + drain;
+  const bool idle = (!classifier_ || classifier_->in_flight().wait_until_idle(deadline)) &&
+                    (!kserve_ || kserve_->in_flight().wait_until_idle(deadline)) &&
+                    (!routes_ || routes_->in_flight().wait_until_idle(deadline));
+  if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
+  if (grpc_) grpc_->shutdown(kFlushGrace);
+  if (queue_) queue_->stop();  // answers what is still queued
+  if (fleet_) fleet_->stop();  // before the HTTP side: its callbacks write through HTTP sessions
+  // HTTP answers are written on the io threads: give the last ones time to go out.
+  if (http_busy) std::this_thread::sleep_for(kFlushGrace);
+  if (http_) http_->stop();
+  if (sampler_) sampler_->stop();
+}
+
+}  // namespace tessera

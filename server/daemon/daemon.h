@@ -1,0 +1,123 @@
+// tesserad's parts wired together: the model repository, the inference queue, the gRPC and HTTP
+// servers. main.cc only parses flags and waits for a signal; tests may run a Daemon in-process.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "accel/common/status.h"
+#include "accel/device/device_registry.h"
+#include "server/models/model_repository.h"
+
+namespace tessera {
+
+class BearerTokens;
+class GrpcServer;
+class HttpRoutes;
+class HttpServer;
+class InferenceQueue;
+class ModelRepository;
+class ClassifierService;
+class TelemetryService;
+namespace telemetry {
+class PowerSource;
+class ServerStats;
+class TelemetrySampler;
+struct DeviceLabels;
+}  // namespace telemetry
+namespace kserve {
+class KserveGrpcService;
+}
+namespace fleet {
+class FleetService;
+}
+
+// Every setting of the daemon (flags.h lists them as flags and config keys).
+struct DaemonOptions {
+  std::filesystem::path models_dir = "models";
+  std::string listen = "127.0.0.1";
+  int grpc_port = 50051;  // 0 picks a free port
+  int http_port = 8080;   // 0 picks a free port
+  int64_t max_image_bytes = 16 << 20;
+  int64_t max_image_pixels = 40'000'000;
+  std::filesystem::path web_root = "web";
+  int workers = 2;  // batches in flight at once
+  int http_threads = 2;
+  std::string precision = "int8";             // int8 (fabric + host pipeline) or fp32 (host only)
+  DeviceOptions device;                       // --device auto|emu|xrt, --xclbin, --board
+  BatchPolicy batching;                       // defaults for models whose model.toml has no [batching]
+  std::string objective = "energy";           // what the tile planner minimises: time, bytes or energy
+  std::filesystem::path plan_cache;           // where plans are cached; empty: memory only
+  double drain_timeout_s = 10;                // SIGTERM: how long queued and running requests get
+  std::string log_format = "text";            // text | json
+  int telemetry_interval_ms = 1000;           // power/temperature sampling period
+  std::filesystem::path sysfs_root = "/sys";  // hwmon rails and thermal zones (tests: a fake tree)
+  // TLS on both ports when a certificate and key are given (PEM); the client CA makes it mutual.
+  std::filesystem::path tls_cert, tls_key, tls_client_ca;
+  std::filesystem::path auth_tokens;      // bearer tokens, one per line; empty: none needed
+  int http_read_timeout_s = 30;           // per request, idle keep-alive, TLS handshake
+  int http_write_timeout_s = 30;          // per response and per server-sent event
+  int http_max_in_flight = 8;             // pipelined requests read but not answered, per connection
+  int grpc_max_concurrent_streams = 100;  // per connection
+  std::string peers;                      // other daemons' HTTP addresses for /v1/fleet: "HOST:PORT,..."
+  int peer_timeout_ms = 1500;             // /v1/fleet: how long each peer gets to answer
+};
+
+class Daemon {
+ public:
+  // Loads the models and starts both servers; the first error stops the start and says why.
+  static Result<std::unique_ptr<Daemon>> start(const DaemonOptions& options);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  int grpc_port() const;
+  int http_port() const;
+  const ModelRepository& models() const { return *models_; }
+  // "tesserad: listening grpc=127.0.0.1:50051 http=127.0.0.1:8080 models=fashion-mnist"
+  std::string listening_line() const;
+
+  // Stops accepting, finishes running gRPC calls (cancelling after a grace period) and queued
+  // jobs, then stops the HTTP threads. Idempotent.
+  void stop();
+
+ private:
+  struct Startup;
+
+  explicit Daemon(const DaemonOptions& options);
+
+  // start()'s steps, in order; each logs what it set up.
+  // TLS material, fleet peers and bearer tokens.
+  Status load_security(Startup& startup);
+  // The device and the models on it.
+  Status load_models(Startup& startup);
+  // The power sampler, the stats, the inference queue and the telemetry service.
+  void start_telemetry_and_queue(const Startup& startup);
+  std::vector<std::unique_ptr<telemetry::PowerSource>> power_sources(const Startup& startup,
+                                                                     telemetry::DeviceLabels& labels);
+  // The gRPC services and their server.
+  Status start_grpc(const Startup& startup);
+  // The fleet service, the HTTP routes and their server.
+  Status start_http(Startup& startup);
+
+  const DaemonOptions options_;
+  std::unique_ptr<ModelRepository> models_;
+  std::unique_ptr<BearerTokens> tokens_;  // null: no token needed; outlives the services and routes
+  // Declared before the queue: the queue's workers report to the stats until the queue stops.
+  std::unique_ptr<telemetry::TelemetrySampler> sampler_;
+  std::unique_ptr<telemetry::ServerStats> stats_;
+  std::unique_ptr<InferenceQueue> queue_;
+  std::unique_ptr<fleet::FleetService> fleet_;  // its thread answers /v1/fleet; stopped before the HTTP side
+  std::unique_ptr<HttpRoutes> routes_;
+  std::unique_ptr<ClassifierService> classifier_;
+  std::unique_ptr<TelemetryService> telemetry_;
+  std::unique_ptr<kserve::KserveGrpcService> kserve_;
+  std::unique_ptr<GrpcServer> grpc_;
+  std::unique_ptr<HttpServer> http_;
+  bool stopped_ = false;
+};
+
+}  // namespace tessera

@@ -1,0 +1,72 @@
+#include "server/grpc/classifier_service.h"
+
+#include <string>
+#include <utility>
+
+#include "server/auth/grpc_auth.h"
+#include "server/grpc/classify_messages.h"
+#include "server/grpc/classify_stream.h"
+#include "server/grpc/status_mapping.h"
+#include "server/models/model_repository.h"
+
+namespace tessera {
+
+ClassifierService::ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
+                                     const BearerTokens* tokens)
+    : models_(models), tokens_(tokens), admission_(models, queue, in_flight_, max_image_bytes) {}
+
+grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContext* context,
+                                                      const v1::ClassifyRequest* request,
+                                                      v1::ClassifyResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (auto refused = check_grpc_bearer(*context, tokens_)) {
+    reactor->Finish(*refused);
+    return reactor;
+  }
+  // The call keeps `request` until it is finished, so the job may point into it.
+  Admitted admitted = admission_.admit(admission_request(context, *request, "grpc"));
+  if (!admitted) {
+    reactor->Finish(to_grpc_status(admitted.status()));
+    return reactor;
+  }
+  response->set_model(admitted->model->name());
+  response->set_request_id(admitted.request_id());
+  admitted->done = [reactor, response](Result<ClassifyResult> result) {
+    if (result) fill_response(*result, *response);
+    reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
+  };
+  admission_.submit(std::move(admitted));
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifierService::ClassifyStream(
+    grpc::CallbackServerContext* context) {
+  return new ClassifyStreamReactor(admission_, context, check_grpc_bearer(*context, tokens_));
+}
+
+grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerContext* context,
+                                                        const v1::ListModelsRequest* /*request*/,
+                                                        v1::ListModelsResponse* response) {
+  if (auto refused = check_grpc_bearer(*context, tokens_)) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(*refused);
+    return reactor;
+  }
+  for (const auto& model : models_.models()) {
+    const ModelConfig& config = model->config();
+    v1::ModelInfo* info = response->add_models();
+    info->set_name(config.name);
+    info->set_format(config.format);
+    info->set_input_width(static_cast<uint32_t>(config.input.width));
+    info->set_input_height(static_cast<uint32_t>(config.input.height));
+    info->set_input_channels(static_cast<uint32_t>(config.input.channels));
+    for (const std::string& label : config.labels) info->add_labels(label);
+    info->set_precision(model->precision);
+    info->set_device(model->device);
+  }
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+// tessera.v1.Classifier on gRPC's callback API.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+
+#include "server/batching/admission.h"
+#include "server/batching/in_flight.h"
+#include "tessera/v1/classifier.grpc.pb.h"
+
+namespace tessera {
+
+class BearerTokens;
+class InferenceQueue;
+class ModelRepository;
+
+// Classify hands the request to admission and the queue and returns its reactor at once; the
+// worker's callback fills the response and finishes the RPC. ClassifyStream does the same per
+// message of a stream (classify_stream.h). ListModels answers inline. With `tokens`, every RPC
+// first wants a bearer token (auth/grpc_auth.h).
+class ClassifierService final : public v1::Classifier::CallbackService {
+ public:
+  ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
+                    const BearerTokens* tokens = nullptr);
+
+  grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context, const v1::ClassifyRequest* request,
+                                     v1::ClassifyResponse* response) override;
+  grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifyStream(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
+                                       v1::ListModelsResponse* response) override;
+
+  // Classify calls and open streams; shutdown drains them.
+  InFlightTracker& in_flight() { return in_flight_; }
+
+ private:
+  const ModelRepository& models_;
+  const BearerTokens* tokens_;
+  InFlightTracker in_flight_;
+  Admission admission_;  // over in_flight_
+};
+
+}  // namespace tessera

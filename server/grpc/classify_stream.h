@@ -1,0 +1,61 @@
+// ClassifyStream's reactor: reads requests as they come, hands each to the batcher (so a
+// stream's images batch with each other and with other callers'), and writes each answer as it
+// finishes, tagged with its request id. At most kMaxPendingPerStream requests of one stream are
+// in the batcher at once: reading pauses until one is answered (back-pressure to the client).
+// Ends OK once the client half-closed and every answer is written; a cancelled stream drops
+// what is still queued and ends when the batcher has answered it all.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstddef>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "tessera/v1/classifier.grpc.pb.h"
+
+namespace tessera {
+
+class Admission;
+
+inline constexpr size_t kMaxPendingPerStream = 32;
+
+class ClassifyStreamReactor final : public grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse> {
+ public:
+  // Each message goes through `admission` (without a slot of its own: the stream holds one
+  // until it is done). With `refused` (a missing bearer token) the stream ends at once with it.
+  ClassifyStreamReactor(Admission& admission, grpc::CallbackServerContext* context,
+                        std::optional<grpc::Status> refused);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  // Submits `request` (if admission lets it in) or queues its error answer.
+  void submit(std::unique_ptr<v1::ClassifyRequest> request);
+  // Starts the next write, a read, or the finish, whichever is due.
+  void step();
+
+  Admission& admission_;
+  grpc::CallbackServerContext* context_;
+  bool holds_slot_ = false;  // false: refused (token, draining); the stream ended at once
+
+  std::mutex mu_;
+  std::unique_ptr<v1::ClassifyRequest> reading_;              // target of the read in progress
+  std::list<std::unique_ptr<v1::ClassifyRequest>> requests_;  // submitted, kept until answered
+  std::deque<v1::ClassifyResponse> answers_;                  // waiting to be written
+  v1::ClassifyResponse writing_;                              // the write in progress
+  size_t pending_ = 0;                                        // submitted to the batcher, not yet answered
+  bool read_in_flight_ = false;
+  bool write_in_flight_ = false;
+  bool reads_done_ = false;  // half-closed, cancelled or a read failed
+  bool broken_ = false;      // a write failed or the call was cancelled: drop answers
+  bool finished_ = false;
+};
+
+}  // namespace tessera

@@ -1,0 +1,59 @@
+// The HTTP API and the web UI: POST /v1/classify, GET /v1/models, GET /v1/telemetry,
+// GET /v1/telemetry/stream (server-sent events), GET /v1/fleet (this daemon and its peers),
+// GET /metrics, GET /healthz, static files.
+// With bearer tokens, every route but health and the static files wants one (auth/http_auth.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "server/batching/admission.h"
+#include "server/batching/in_flight.h"
+#include "server/http/event_stream_hub.h"
+#include "server/http/types.h"
+
+namespace tessera {
+
+class BearerTokens;
+class InferenceQueue;
+class ModelRepository;
+namespace telemetry {
+class ServerStats;
+}  // namespace telemetry
+namespace fleet {
+class FleetService;
+}  // namespace fleet
+
+class HttpRoutes final : public HttpHandler {
+ public:
+  // Without `stats` there is no /metrics nor /v1/telemetry; without `tokens` no route wants one;
+  // without `fleet` no /v1/fleet.
+  HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
+             const telemetry::ServerStats* stats = nullptr, const BearerTokens* tokens = nullptr,
+             fleet::FleetService* fleet = nullptr);
+
+  // Inference (/v1/classify, KServe's infer) goes through admission to the queue and answers
+  // from the worker's callback; the rest answer inline.
+  void handle(HttpRequest request, HttpResponder respond) override;
+
+  // Classify requests waiting for the queue and open event streams; shutdown drains them.
+  InFlightTracker& in_flight() { return in_flight_; }
+  // After in_flight().start_draining(): ends the open event streams now, not at their next tick.
+  void end_event_streams() { event_streams_.wake_all(); }
+
+ private:
+  void fleet(const HttpRequest& request, HttpResponder& respond);
+  HttpResponse list_models() const;
+  HttpResponse static_file(const HttpRequest& request) const;
+
+  const ModelRepository& models_;
+  const std::filesystem::path web_root_;
+  const telemetry::ServerStats* stats_;
+  const BearerTokens* tokens_;
+  fleet::FleetService* fleet_;
+  InFlightTracker in_flight_;
+  Admission admission_;  // over in_flight_
+  EventStreamHub event_streams_;
+};
+
+}  // namespace tessera
