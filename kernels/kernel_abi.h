@@ -13,7 +13,7 @@
 // fabric runs conv/pool/eltwise, FC stays on the ARM host (NEURAghe, seeds/003).
 #pragma once
 
-#include <stdint.h>
+#include <cstdint>
 
 namespace tessera {
 namespace abi {
@@ -27,9 +27,9 @@ constexpr uint32_t kAbiVersion = 1;
 // ---- Element types ----------------------------------------------------------------------------
 // Activations and weights are int8, symmetric (zero point 0). Accumulators, biases and
 // requantisation multipliers are int32; intermediates of the requantisation are int64.
-typedef int8_t act_t;
-typedef int8_t weight_t;
-typedef int32_t acc_t;
+using act_t = int8_t;
+using weight_t = int8_t;
+using acc_t = int32_t;
 
 // ---- On-chip limits (fixed at synthesis) --------------------------------------------------------
 // Tile sizes: T_m output channels, T_n input channels per group, T_r x T_c output pixels of the layer's

@@ -3,7 +3,7 @@
 // (v++ -c -k tessera_accel); g++ compiles the same file into tessera_kernel_csim.
 #pragma once
 
-#include <stdint.h>
+#include <cstdint>
 
 // Runs header.batch images through the program's layers (kernels/kernel_abi.h): program, weights
 // and quant are read-only device buffers, arena holds every image's activations, status receives

@@ -89,8 +89,11 @@ class [[nodiscard]] Result {
 
 #define TESSERA_CONCAT_INNER(a, b) a##b
 #define TESSERA_CONCAT(a, b) TESSERA_CONCAT_INNER(a, b)
-// `TESSERA_ASSIGN_OR_RETURN(auto x, make_x());` unwraps a Result or returns its Status.
+// `TESSERA_ASSIGN_OR_RETURN(auto x, make_x());` unwraps a Result or returns its Status. `lhs` is
+// a declaration, so it cannot be parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define TESSERA_ASSIGN_OR_RETURN(lhs, expr)                                                                          \
   auto TESSERA_CONCAT(tessera_result_, __LINE__) = (expr);                                                           \
   if (!TESSERA_CONCAT(tessera_result_, __LINE__).is_ok()) return TESSERA_CONCAT(tessera_result_, __LINE__).status(); \
   lhs = std::move(TESSERA_CONCAT(tessera_result_, __LINE__)).value()
+// NOLINTEND(bugprone-macro-parentheses)

@@ -135,6 +135,7 @@ Result<Shape> node_output_shape(const Node& node, const std::vector<const Shape*
     case OpKind::kMul: return broadcast_shape(x, *operands[1]);
     case OpKind::kConcat: {
       std::vector<Shape> shapes;
+      shapes.reserve(operands.size());
       for (const Shape* s : operands) shapes.push_back(*s);
       return concat_output_shape(shapes, node_axis(node));
     }

@@ -141,9 +141,11 @@ Placement place(int64_t w, int64_t h, int64_t tw, int64_t th, ResizeMode resize)
     // The centred region with the target's aspect ratio; a pure crop stays on whole pixels.
     if (w * th > tw * h) {
       region.width = static_cast<double>(h) * tw / th;
+      // NOLINTNEXTLINE(bugprone-integer-division): a pure crop starts on a whole pixel
       region.x = region.width == tw ? static_cast<double>((w - tw) / 2) : (w - region.width) / 2;
     } else if (w * th < tw * h) {
       region.height = static_cast<double>(w) * th / tw;
+      // NOLINTNEXTLINE(bugprone-integer-division): a pure crop starts on a whole pixel
       region.y = region.height == th ? static_cast<double>((h - th) / 2) : (h - region.height) / 2;
     }
   }

@@ -58,7 +58,7 @@ Result<LabelledImages> load_fashion_mnist(const std::filesystem::path& dir, cons
     img.height = static_cast<int>(rows);
     img.channels = 1;
     const auto first = images.begin() + 16 + static_cast<std::ptrdiff_t>(size_t{i} * rows * cols);
-    img.pixels.assign(first, first + static_cast<std::ptrdiff_t>(rows * cols));
+    img.pixels.assign(first, first + static_cast<std::ptrdiff_t>(size_t{rows} * cols));
     out.images.push_back(std::move(img));
     out.labels.push_back(labels[8 + i]);
   }

@@ -75,6 +75,7 @@ double throughput(const Engine& engine, const Tensor& batch, int threads, double
   const auto start = std::chrono::steady_clock::now();
   const auto until = start + std::chrono::duration<double>(seconds);
   std::vector<std::thread> callers;
+  callers.reserve(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t) {
     callers.emplace_back([&] {
       int runs = 0;

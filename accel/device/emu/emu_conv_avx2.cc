@@ -81,13 +81,15 @@ TESSERA_AVX2 void widen_panel(const int8_t* col, size_t stride, uint32_t pairs, 
   }
 }
 
-// acc += w (broadcast pair) x b for both pixel halves, when row R exists.
+// acc += w (broadcast pair) x b for both pixel halves, when row R exists. R is pasted into names.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define TESSERA_MAC_ROW(R)                                             \
   if constexpr (Rows > R) {                                            \
     const __m256i w = _mm256_set1_epi32(a[p * Rows + R]);              \
     acc##R##0 = _mm256_add_epi32(acc##R##0, _mm256_madd_epi16(w, b0)); \
     acc##R##1 = _mm256_add_epi32(acc##R##1, _mm256_madd_epi16(w, b1)); \
   }
+// NOLINTEND(bugprone-macro-parentheses)
 
 // Rows x 16 block: sums over all pairs, requantises and stores `valid` pixels per channel. The
 // accumulators are named variables (an indexed array makes GCC keep them on the stack).

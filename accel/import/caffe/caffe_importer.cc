@@ -176,6 +176,7 @@ Result<Graph> import_caffe(std::string_view prototxt, std::span<const uint8_t> c
       }
       // Each layer's first line, to find the layer a warning's line falls in.
       std::vector<std::pair<int, bool>> starts;  // (line, in the TEST phase)
+      starts.reserve(static_cast<size_t>(net.layers_size()));
       const auto* d = caffe::NetParameter::descriptor();
       for (int i = 0; i < net.layers_size(); ++i) {
         starts.emplace_back(locations.GetLocation(d->FindFieldByName("layers"), i).line,

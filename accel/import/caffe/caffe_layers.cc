@@ -124,7 +124,7 @@ Result<std::string> NetBuilder::bottom(const Layer& l, int index) {
 }
 
 std::string NetBuilder::constant(const std::string& base, Tensor value) {
-  const std::string name = fresh_name(base);
+  std::string name = fresh_name(base);
   graph_.constants[name] = std::move(value);
   return name;
 }

@@ -90,6 +90,7 @@ class NetBuilder {
     program_.weights.resize(align(static_cast<uint32_t>(program_.weights.size()), abi::kParamAlignBytes), 0);
     // bias[out_c], multiplier[out_c], shift[out_c]; the shift keeps outputs mostly unclamped.
     d.quant_offset = static_cast<uint32_t>(program_.quant.size());
+    // NOLINTNEXTLINE(bugprone-integer-division): input channels per group are whole
     const double terms = static_cast<double>((s.in_c / s.groups) * s.kh * s.kw);
     const int32_t base_shift = 15 + static_cast<int32_t>(std::lround(std::log2(std::sqrt(terms) * 86.0)));
     for (uint32_t i = 0; i < s.out_c; ++i) program_.quant.push_back(uniform(-3000, 3000));

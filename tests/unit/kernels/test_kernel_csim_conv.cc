@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kernels/kernel_abi.h"
-#include "tests/unit/kernel_csim_net_builder.h"
-#include "tests/unit/kernel_csim_reference.h"
+#include "tests/unit/kernels/kernel_csim_net_builder.h"
+#include "tests/unit/kernels/kernel_csim_reference.h"
 
 namespace tessera {
 namespace {

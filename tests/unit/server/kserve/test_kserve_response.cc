@@ -11,7 +11,7 @@
 #include "server/kserve/error_json.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
-#include "tests/unit/kserve_codec_test_support.h"
+#include "tests/unit/server/kserve/kserve_codec_test_support.h"
 
 namespace tessera::kserve {
 namespace {

@@ -51,7 +51,7 @@ struct TempDir {
 // within a bounded test; the expressions, labels and names are the shipped ones.
 fs::path short_for_copy(const fs::path& dir, const std::string& for_text) {
   std::istringstream text(read_text_file(kDeploy / "prometheus/rules/alerts.yml"));
-  const fs::path out = dir / "alerts.yml";
+  fs::path out = dir / "alerts.yml";
   std::ofstream copy(out);
   int replaced = 0;
   for (std::string line; std::getline(text, line);) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "server/kserve/decode_json.h"
-#include "tests/unit/kserve_codec_test_support.h"
+#include "tests/unit/server/kserve/kserve_codec_test_support.h"
 
 namespace tessera::kserve {
 namespace {

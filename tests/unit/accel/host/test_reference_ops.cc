@@ -8,7 +8,7 @@
 #include <string>
 
 #include "accel/host/reference_ops.h"
-#include "tests/unit/reference_ops_test_support.h"
+#include "tests/unit/accel/host/reference_ops_test_support.h"
 
 namespace tessera::host {
 namespace {

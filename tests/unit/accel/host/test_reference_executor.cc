@@ -9,7 +9,7 @@
 
 #include "accel/host/reference_executor.h"
 #include "accel/host/reference_ops.h"
-#include "tests/unit/reference_ops_test_support.h"
+#include "tests/unit/accel/host/reference_ops_test_support.h"
 
 namespace tessera::host {
 namespace {

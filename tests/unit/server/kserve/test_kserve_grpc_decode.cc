@@ -11,7 +11,7 @@
 
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/raw_contents.h"
-#include "tests/unit/kserve_codec_test_support.h"
+#include "tests/unit/server/kserve/kserve_codec_test_support.h"
 
 namespace tessera::kserve {
 namespace {

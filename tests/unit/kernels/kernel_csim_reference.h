@@ -13,7 +13,7 @@
 #include "accel/program/program.h"
 #include "kernels/kernel_abi.h"
 #include "kernels/tessera_accel.h"
-#include "tests/unit/kernel_csim_net_builder.h"
+#include "tests/unit/kernels/kernel_csim_net_builder.h"
 
 namespace tessera::csim_test {
 
