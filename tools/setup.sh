@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config
+  # the house rules' checkers (tests/style: tools/lint.sh)
+  clang-format clang-tidy
   # libraries (all Debian 12 packages; nothing is vendored)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libboost-dev libspdlog-dev libgtest-dev libgmock-dev
