@@ -6,7 +6,9 @@
 
 #include "client/commands/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_cli(int argc, char** argv) {
   namespace c = tessera::client;
   CLI::App app{"tessera: classify images with a tesserad daemon, benchmark it, watch a board or a fleet"};
   app.require_subcommand(1);
@@ -40,4 +42,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (...) {
+    // Building the command line itself failed (e.g. out of memory): nothing more useful to say.
+    std::cerr << "tessera: unexpected error\n";
+    return 1;
+  }
 }

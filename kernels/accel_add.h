@@ -13,7 +13,7 @@
 // same channel slice) is safe.
 #pragma once
 
-#include <stdint.h>
+#include <cstdint>
 
 #include "kernels/accel_common.h"
 

@@ -3,7 +3,7 @@
 // Only tessera_accel.cpp includes it; Vitis HLS and g++ (C simulation) compile the same text.
 #pragma once
 
-#include <stdint.h>
+#include <cstdint>
 
 #include "kernels/kernel_abi.h"
 

@@ -20,7 +20,7 @@
 // two calls just run one after the other.
 #pragma once
 
-#include <stdint.h>
+#include <cstdint>
 
 #include "kernels/accel_common.h"
 

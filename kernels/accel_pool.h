@@ -22,7 +22,7 @@
 // come in raster order of a contiguous channel slice, so that is one run per kPoolLineBytes.
 #pragma once
 
-#include <stdint.h>
+#include <cstdint>
 
 #include "kernels/accel_common.h"
 

@@ -11,8 +11,8 @@
 // allocation, no std:: containers, no exceptions, fixed-width integers.
 #include "kernels/tessera_accel.h"
 
-#include <stdint.h>
-#include <string.h>
+#include <cstdint>
+#include <cstring>
 
 #include "kernels/accel_add.h"
 #include "kernels/accel_common.h"

@@ -78,7 +78,7 @@ std::optional<v1::TelemetrySnapshot> get_telemetry(v1::Telemetry::Stub& stub, co
 }
 
 std::unique_ptr<BenchSender> make_sender(const BenchArgs& args, const BenchRunShape& shape,
-                                         std::shared_ptr<grpc::Channel> channel) {
+                                         const std::shared_ptr<grpc::Channel>& channel) {
   BenchCallOptions call_options;
   call_options.model = args.model;
   call_options.top_k = args.top_k;

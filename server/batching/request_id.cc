@@ -11,7 +11,7 @@ std::string make_request_id() {
   static const uint32_t run_id = std::random_device{}();
   static std::atomic<uint64_t> counter{0};
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%08x-%llu", run_id, static_cast<unsigned long long>(counter.fetch_add(1) + 1));
+  std::snprintf(buf, sizeof buf, "%08x-%llu", run_id, static_cast<unsigned long long>(counter.fetch_add(1)) + 1);
   return buf;
 }
 

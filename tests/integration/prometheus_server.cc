@@ -100,7 +100,7 @@ bool write_file_sd(const std::filesystem::path& path, const std::vector<std::str
   return !ec;
 }
 
-PrometheusServer::PrometheusServer(PrometheusOptions options) {
+PrometheusServer::PrometheusServer(const PrometheusOptions& options) {
   dir_ = std::filesystem::temp_directory_path() /
          ("tessera-prometheus-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()));
   std::error_code ec;

@@ -42,7 +42,7 @@ struct PrometheusOptions {
 };
 
 // An /api/v1 answer: its "data" when ok, else what went wrong.
-struct ApiResult {
+struct ApiResult {  // NOLINT(bugprone-exception-escape): nlohmann::json moves without throwing
   bool ok = false;
   nlohmann::json data;
   std::string error;
@@ -52,7 +52,7 @@ class PrometheusServer {
  public:
   // Picks a free port, writes prometheus.yml into a temp directory, starts the server and waits
   // (bounded) until /-/ready answers 200. ok() says whether that worked.
-  explicit PrometheusServer(PrometheusOptions options);
+  explicit PrometheusServer(const PrometheusOptions& options);
   ~PrometheusServer();  // stop(), then removes the temp directory
   PrometheusServer(const PrometheusServer&) = delete;
   PrometheusServer& operator=(const PrometheusServer&) = delete;

@@ -38,7 +38,7 @@ std::vector<std::string> TestCerts::daemon_args(bool mutual) const {
   std::vector<std::string> args = {"--tls-cert", server_cert().string(), "--tls-key", server_key().string()};
   if (mutual) {
     args.push_back("--tls-client-ca");
-    args.push_back(ca().string());
+    args.emplace_back(ca().string());
   }
   return args;
 }

@@ -31,7 +31,7 @@ class DaemonConfigTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   fs::path write_config(const std::string& text) {
-    const fs::path file = dir_ / "tesserad.toml";
+    fs::path file = dir_ / "tesserad.toml";
     std::ofstream(file) << text;
     return file;
   }
@@ -65,6 +65,7 @@ TEST_F(DaemonConfigTest, ConfigFileSetsAndFlagsOverride) {
 
   // Five concurrent calls with max-batch 3 from the file: batches of at most 3.
   std::vector<std::thread> clients;
+  clients.reserve(5);
   std::atomic<int> ok{0};
   for (int i = 0; i < 5; ++i) {
     clients.emplace_back([&, i] {

@@ -61,6 +61,7 @@ TEST(Lifecycle, SigtermWhileBusyFinishesEveryCall) {
   std::atomic<int> ok{0};
   std::atomic<int> unexpected{0};
   std::vector<std::thread> clients;
+  clients.reserve(6);
   for (int t = 0; t < 6; ++t) {
     clients.emplace_back([&] {
       auto stub = daemon.stub();

@@ -202,9 +202,11 @@ class BatchingTest : public TelemetryTest {
 TEST_F(BatchingTest, ConcurrentClientsFormBatches) {
   constexpr int kClients = 32, kEach = 6;
   std::vector<std::string> bytes;
+  bytes.reserve(kClients);
   for (int i = 0; i < kClients; ++i) bytes.push_back(read_binary(images_[i % images_.size()].png));
   std::atomic<int> ok{0};
   std::vector<std::thread> clients;
+  clients.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
       auto stub = v1::Classifier::NewStub(channel_);
@@ -242,6 +244,7 @@ TEST_F(DrainTest, BurstThenSigtermAnswersEveryRequest) {
   constexpr int kRequests = 24;
   std::atomic<int> ok{0}, other{0};
   std::vector<std::thread> clients;
+  clients.reserve(kRequests);
   for (int i = 0; i < kRequests; ++i) {
     clients.emplace_back([&, i] {
       GrpcAnswer a = classify_grpc(*stub_, read_binary(images_[i % images_.size()].png));

@@ -45,7 +45,7 @@ inline std::string raw_element(const std::string& s) {
   return raw;
 }
 
-inline ModelInferRequest grpc_request(const std::string& datatype, std::vector<int64_t> shape) {
+inline ModelInferRequest grpc_request(const std::string& datatype, const std::vector<int64_t>& shape) {
   ModelInferRequest r;
   r.set_model_name("fmnist");
   r.set_id("req-1");

@@ -164,7 +164,7 @@ TEST(KserveGrpcDecode, NegativeDimension) {
 }
 
 TEST(KserveGrpcDecode, Fp32InContentsWithAndWithoutBatchDimension) {
-  for (std::vector<int64_t> shape : {std::vector<int64_t>{1, 1, 4, 4}, std::vector<int64_t>{1, 4, 4}}) {
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1, 1, 4, 4}, std::vector<int64_t>{1, 4, 4}}) {
     ModelInferRequest req = grpc_request("FP32", shape);
     for (int i = 0; i < 16; ++i) req.mutable_inputs(0)->mutable_contents()->add_fp32_contents(0.5f * i);
     auto r = decode(req);
