@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "kernels/accel_count.h"
 #include "kernels/kernel_abi.h"
 
 // The MAC array synthesised: TESSERA_MAC_LANES output channels x TESSERA_MAC_CHANNELS input
@@ -36,10 +37,10 @@ constexpr uint32_t kMacChannels = TESSERA_MAC_CHANNELS;
 static_assert(kMacLanes >= 1 && abi::kMaxTileM % kMacLanes == 0, "MAC lanes must divide kMaxTileM");
 static_assert(kMacChannels >= 1 && abi::kMaxTileN % kMacChannels == 0, "MAC channels must divide kMaxTileN");
 // Initiation interval of the conv pixel loop: cycles the folded MAC array needs per pixel and tap.
-constexpr uint32_t kConvII = (abi::kMaxTileM / kMacLanes) * (abi::kMaxTileN / kMacChannels);
+constexpr uint32_t kConvII = abi::schedule::conv_pixel_ii(kMacLanes, kMacChannels);
 constexpr uint32_t kMacCount = kMacLanes * kMacChannels;
 // Initiation interval of the requantisation loop: kMacLanes requantisers, tile_m lanes per pixel.
-constexpr uint32_t kRequantII = abi::kMaxTileM / kMacLanes;
+constexpr uint32_t kRequantII = abi::schedule::requant_ii(kMacLanes);
 
 // Static sizes of the on-chip buffers, in elements (kernel_abi.h gives them in bytes).
 constexpr uint32_t kInputBufferElems = abi::kInputBufferBytes / sizeof(act_t);
