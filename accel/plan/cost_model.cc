@@ -91,7 +91,9 @@ ConvGeometry conv_geometry(const abi::LayerDesc& d) {
                  std::max(1u, d.dilation_h),
                  std::max(1u, d.dilation_w),
                  std::max(1u, d.groups)};
+  g.pad_left = d.pad_left;
   if (d.pool_kind == abi::kPoolMax) {
+    g.pool_pad_left = d.pool_pad_left;
     g.pooled = true;
     g.pool_h = d.pool_h;
     g.pool_w = d.pool_w;
@@ -173,8 +175,10 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
                   static_cast<double>(cb.dma_runs) * b.dma_scatter_cycles +
                   static_cast<double>(cb.ddr_bytes) * b.dma_byte_cycles;
   // Double buffering overlaps step i's transfers with step i-1's MACs; the first load is exposed.
-  cb.total_cycles = std::max(cb.mac_cycles, cb.dram_cycles) + cb.dram_cycles / static_cast<double>(cb.steps);
-  cb.memory_bound = cb.dram_cycles > cb.mac_cycles;
+  // The load half moves no faster than its loops (load_cycles) nor than DDR (dram_cycles).
+  const double load = std::max(cb.dram_cycles, cb.load_cycles);
+  cb.total_cycles = std::max(cb.mac_cycles, load) + load / static_cast<double>(cb.steps);
+  cb.memory_bound = load > cb.mac_cycles;
   const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
   cb.energy_uj =
       (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
@@ -244,6 +248,34 @@ double kernel_compute_cycles(const TiledLayer& layer, const BoardProfile& b) {
   const double requant = mt * pixels * sch::requant_ii(b.mac_lanes) + out_tiles * sch::kRequantDepth;
   const double store = static_cast<double>(M) * R * (C + nc * sch::kStoreDepth);
   return mac + quant + requant + store;
+}
+
+// Cycles of the kernel's load half over the busiest CU's slice (kernels/accel_conv.h
+// load_conv_tile): per step, one in_cols loop entry per tile channel and input row (padding rows
+// and columns included: the loop sweeps them and writes zeros; whole rows when one column tile
+// spans the output), and one w_run entry of n x taps weights per lane, each at II 1.
+double kernel_load_cycles(const TiledLayer& layer) {
+  const ConvGeometry& g = layer.g;
+  const TileShape& t = layer.t;
+  const uint32_t M = layer.sl.m, R = layer.sl.r, C = layer.C, N = layer.N;
+  const double depth = abi::schedule::kLoadDepth;
+  auto rows_u = [&](uint32_t e) -> uint64_t {
+    return (g.conv_rows(e) - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  };
+  auto cols_u = [&](uint32_t e) -> uint64_t {
+    return (g.conv_cols(e) - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  };
+  const double in_rows = static_cast<double>(sum_tiles(R, R, t.r, rows_u));
+  const uint64_t whole_row = g.in_w + g.pad_left + static_cast<uint64_t>(g.pool_pad_left) * g.stride_w;
+  const double sweep = layer.nc == 1 ? static_cast<double>(std::max<uint64_t>(cols_u(C), whole_row))
+                                     : static_cast<double>(sum_tiles(C, C, t.c, cols_u));
+  // Tile channels summed over m-tiles and k-tiles.
+  const double channels =
+      static_cast<double>(sum_tiles(M, M, t.m, [&](uint32_t e) -> uint64_t { return g.tile_in_channels(e, N); }));
+  const double input = channels * in_rows * (sweep + static_cast<double>(layer.nc) * depth);
+  const double spatial = static_cast<double>(ceil_div(R, t.r) * layer.nc);
+  const double weights = spatial * (static_cast<double>(M) * N * layer.kk + static_cast<double>(M) * layer.nn * depth);
+  return input + weights;
 }
 
 // What one pass over a tensor moves.
@@ -416,6 +448,7 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
   // ---- Time ----------------------------------------------------------------------------------
   cb.steps = ceil_div(layer.sl.m, t.m) * ceil_div(layer.sl.r, t.r) * layer.nc * layer.nn;  // the busiest CU (TSO eq. 8)
   cb.mac_cycles = kernel_compute_cycles(layer, b);
+  cb.load_cycles = kernel_load_cycles(layer);
   cb.macs = static_cast<uint64_t>(layer.M) * layer.N * layer.kk * g.conv_rows(layer.R) * g.conv_cols(layer.C);
   finish_cost(cb, b, model);
   return cb;

@@ -78,10 +78,11 @@ double rel_error(double model, double counted) { return counted > 0 ? (model - c
 
 // Error distribution over checked layers, for the report.
 struct Errors {
-  std::vector<double> cycles, bytes;
+  std::vector<double> cycles, bytes, load;
   double model_bursts = 0, counted_bursts = 0;
   void print(const std::string& what) const {
-    for (const auto& [name, v] : {std::pair{"compute cycles", cycles}, std::pair{"DDR bytes", bytes}}) {
+    for (const auto& [name, v] :
+         {std::pair{"compute cycles", cycles}, std::pair{"load cycles", load}, std::pair{"DDR bytes", bytes}}) {
       if (v.empty()) continue;
       std::vector<double> s = v;
       std::sort(s.begin(), s.end());
@@ -103,6 +104,8 @@ Errors check_layers(const CompiledProgram& prog, const plan::ModelPlan& plan, co
     const Counted c = totals(counted[i]);
     const double ec = rel_error(m.mac_cycles, c.compute_cycles);
     const double eb = rel_error(static_cast<double>(m.ddr_bytes), static_cast<double>(c.ddr_bytes));
+    const double el = rel_error(m.load_cycles, c.load_cycles);
+    e.load.push_back(el);
     e.cycles.push_back(ec);
     e.bytes.push_back(eb);
     e.model_bursts += static_cast<double>(m.bursts);
@@ -125,6 +128,8 @@ Errors check_layers(const CompiledProgram& prog, const plan::ModelPlan& plan, co
     EXPECT_LE(std::abs(ec), kTolerance) << names[i] << " compute cycles: model " << m.mac_cycles << " counted "
                                         << c.compute_cycles << " (tile " << d.tile_m << "x" << d.tile_n << "x"
                                         << d.tile_r << "x" << d.tile_c << ")";
+    EXPECT_LE(std::abs(el), kTolerance) << names[i] << " load cycles: model " << m.load_cycles << " counted "
+                                        << c.load_cycles;
     EXPECT_LE(std::abs(eb), kTolerance) << names[i] << " DDR bytes: model " << m.ddr_bytes << " counted "
                                         << c.ddr_bytes;
   }
