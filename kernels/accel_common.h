@@ -10,8 +10,8 @@
 
 // The MAC array synthesised: TESSERA_MAC_LANES output channels x TESSERA_MAC_CHANNELS input
 // channels per clock. The datapath is written for the ceiling (kMaxTileM x kMaxTileN = 64 x 64);
-// a smaller array folds it over kConvII cycles per pixel (the Makefile sets 16x16 for ZCU102/104,
-// 32x64 for F1). C simulation is bit-identical for every setting: only the schedule changes.
+// a smaller array folds it over kConvII cycles per pixel (the Makefile sets 64x32 for ZCU102/104,
+// 64x64 for F1, as the board profiles state). C simulation is bit-identical for every setting.
 #ifndef TESSERA_MAC_LANES
 #define TESSERA_MAC_LANES 64
 #endif
