@@ -5,12 +5,13 @@
 
 #include <cstdint>
 
+#include "kernels/accel_count.h"
 #include "kernels/kernel_abi.h"
 
 // The MAC array synthesised: TESSERA_MAC_LANES output channels x TESSERA_MAC_CHANNELS input
 // channels per clock. The datapath is written for the ceiling (kMaxTileM x kMaxTileN = 64 x 64);
-// a smaller array folds it over kConvII cycles per pixel (the Makefile sets 16x16 for ZCU102/104,
-// 32x64 for F1). C simulation is bit-identical for every setting: only the schedule changes.
+// a smaller array folds it over kConvII cycles per pixel (the Makefile sets 64x32 for ZCU102/104,
+// 64x64 for F1, as the board profiles state). C simulation is bit-identical for every setting.
 #ifndef TESSERA_MAC_LANES
 #define TESSERA_MAC_LANES 64
 #endif
@@ -36,10 +37,10 @@ constexpr uint32_t kMacChannels = TESSERA_MAC_CHANNELS;
 static_assert(kMacLanes >= 1 && abi::kMaxTileM % kMacLanes == 0, "MAC lanes must divide kMaxTileM");
 static_assert(kMacChannels >= 1 && abi::kMaxTileN % kMacChannels == 0, "MAC channels must divide kMaxTileN");
 // Initiation interval of the conv pixel loop: cycles the folded MAC array needs per pixel and tap.
-constexpr uint32_t kConvII = (abi::kMaxTileM / kMacLanes) * (abi::kMaxTileN / kMacChannels);
+constexpr uint32_t kConvII = abi::schedule::conv_pixel_ii(kMacLanes, kMacChannels);
 constexpr uint32_t kMacCount = kMacLanes * kMacChannels;
 // Initiation interval of the requantisation loop: kMacLanes requantisers, tile_m lanes per pixel.
-constexpr uint32_t kRequantII = abi::kMaxTileM / kMacLanes;
+constexpr uint32_t kRequantII = abi::schedule::requant_ii(kMacLanes);
 
 // Static sizes of the on-chip buffers, in elements (kernel_abi.h gives them in bytes).
 constexpr uint32_t kInputBufferElems = abi::kInputBufferBytes / sizeof(act_t);

@@ -154,9 +154,12 @@ in_groups:
 #pragma HLS pipeline II = 1
 #pragma HLS loop_tripcount min = 1 max = 256 avg = 18
           const int32_t ix = s.in_c0 + static_cast<int32_t>(c);
-          const act_t v = (row_ok && in_range(ix, d.in_w)) ? image[src_row + static_cast<uint32_t>(ix)] : act_t(0);
+          const bool in_tensor = row_ok && in_range(ix, d.in_w);
+          if (in_tensor) TESSERA_COUNT_READ(kPortArena, &image[src_row + static_cast<uint32_t>(ix)]);
+          const act_t v = in_tensor ? image[src_row + static_cast<uint32_t>(ix)] : act_t(0);
           if (c < s.in_cols) in_buf[(r * s.in_cols + c) * s.ch_count + ch] = v;
         }
+        TESSERA_COUNT_LOOP(kHalfLoad, sweep, 1, abi::schedule::kLoadDepth);
       }
     }
   }
@@ -176,12 +179,14 @@ w_lanes:
     for (uint32_t i = 0; i < s.n_count * g.taps; ++i) {
 #pragma HLS pipeline II = 1
 #pragma HLS loop_tripcount min = 1 max = 4096 avg = 144
+      TESSERA_COUNT_READ(kPortWeights, &weights[src + i]);
       w_buf[(t * s.m_count + m) * s.n_count + n] = weights[src + i];
       if (++t == g.taps) {
         t = 0;
         ++n;
       }
     }
+    TESSERA_COUNT_LOOP(kHalfLoad, s.n_count * g.taps, 1, abi::schedule::kLoadDepth);
   }
 }
 
@@ -222,6 +227,7 @@ lane_bases:
       ++lane_group;
     }
   }
+  TESSERA_COUNT_LOOP(kHalfCompute, abi::kMaxTileM, 1, abi::schedule::kLaneBaseDepth);
 
   const uint32_t pixels = s.conv_rows * s.conv_cols;
   uint32_t ky = 0, kx = 0;
@@ -239,6 +245,7 @@ conv_taps:
         w_reg[m][j] = live ? w_buf[(t * s.m_count + m) * s.n_count + static_cast<uint32_t>(jn)] : weight_t(0);
       }
     }
+    TESSERA_COUNT_LOOP(kHalfCompute, abi::kMaxTileM, 1, abi::schedule::kWeightStageDepth);
     const bool init = s.first_k && t == 0;
     const uint32_t row_off = ky * d.dilation_h;
     const uint32_t col_off = kx * d.dilation_w;
@@ -272,6 +279,7 @@ conv_taps:
         ++cr;
       }
     }
+    TESSERA_COUNT_LOOP(kHalfCompute, pixels, kConvII, abi::schedule::kConvPixelDepth);
     if (++kx == d.kernel_w) {
       kx = 0;
       ++ky;
@@ -295,20 +303,26 @@ q_bias:
   for (uint32_t m = 0; m < s.m_count; ++m) {
 #pragma HLS pipeline II = 1
 #pragma HLS loop_tripcount min = 1 max = 64 avg = 32
+    TESSERA_COUNT_READ(kPortQuant, &quant[q + m]);
     bias[m] = quant[q + m];
   }
+  TESSERA_COUNT_LOOP(kHalfCompute, s.m_count, 1, abi::schedule::kQuantReadDepth);
 q_mult:
   for (uint32_t m = 0; m < s.m_count; ++m) {
 #pragma HLS pipeline II = 1
 #pragma HLS loop_tripcount min = 1 max = 64 avg = 32
+    TESSERA_COUNT_READ(kPortQuant, &quant[q + d.out_c + m]);
     mult[m] = quant[q + d.out_c + m];
   }
+  TESSERA_COUNT_LOOP(kHalfCompute, s.m_count, 1, abi::schedule::kQuantReadDepth);
 q_shift:
   for (uint32_t m = 0; m < s.m_count; ++m) {
 #pragma HLS pipeline II = 1
 #pragma HLS loop_tripcount min = 1 max = 64 avg = 32
+    TESSERA_COUNT_READ(kPortQuant, &quant[q + 2 * d.out_c + m]);
     shift[m] = quant[q + 2 * d.out_c + m];
   }
+  TESSERA_COUNT_LOOP(kHalfCompute, s.m_count, 1, abi::schedule::kQuantReadDepth);
 
   const uint32_t pixels = s.conv_rows * s.conv_cols;
 requant_pixels:
@@ -323,6 +337,7 @@ requant_pixels:
       }
     }
   }
+  TESSERA_COUNT_LOOP(kHalfCompute, pixels, kRequantII, abi::schedule::kRequantDepth);
 
   const uint32_t out_plane = d.out_h * d.out_w;
 st_lanes:
@@ -358,8 +373,10 @@ st_lanes:
         } else {
           y = out_buf[(pr * s.conv_cols + pc) * s.m_count + m];
         }
+        TESSERA_COUNT_WRITE(kPortArena, &image[dst_row + pc]);
         image[dst_row + pc] = static_cast<act_t>(y);
       }
+      TESSERA_COUNT_LOOP(kHalfCompute, s.c_count, 1, abi::schedule::kStoreDepth);
     }
   }
 }
@@ -406,6 +423,7 @@ conv_steps:
     const bool has_next = step + 1 < g.steps;
     advance(cursor, g);
     const ConvStep next = has_next ? make_conv_step(d, g, cursor) : cur;
+    TESSERA_COUNT_STEP();
     if (ping) {
       if (has_next) load_conv_tile(next, d, g, image, weights, in_pong, w_pong);
       compute_store_tile(cur, d, g, in_ping, w_ping, out_buf, quant, image);

@@ -232,5 +232,28 @@ inline bool layer_fits(const LayerDesc& d) {
   return true;
 }
 
+// The conv engine's schedule as its pragmas declare it, shared by the cycle-accounting C-sim
+// (kernels/accel_count.h) and the planner's cost model (accel/plan/cost_model.cc). Pipeline depths
+// are assumptions (no HLS report exists yet): cycles from a loop entry's first issue to its last
+// result, paid once per loop entry on top of iterations x II.
+namespace schedule {
+constexpr uint32_t kLaneBaseDepth = 2;     // lane_bases: counter + register write
+constexpr uint32_t kWeightStageDepth = 4;  // w_stage: BRAM read (2) + lane mux + register write
+// conv_pixels: address (1) + BRAM read (2) + DSP multiply (3) + 64-input adder tree (6) +
+// accumulator read-modify-write (2).
+constexpr uint32_t kConvPixelDepth = 14;
+constexpr uint32_t kQuantReadDepth = 12;  // q_bias/q_mult/q_shift: AXI read latency of the burst head
+constexpr uint32_t kRequantDepth = 10;    // requant_pixels: 32x32 multiply (6) + round/shift/clamp (4)
+constexpr uint32_t kStoreDepth = 6;       // st_cols: 3x3 max tree (3) + AXI write issue (3)
+constexpr uint32_t kLoadDepth = 12;       // in_cols / w_run: AXI read latency of the burst head
+
+// Initiation interval of conv_pixels for a MAC array of lanes x channels (the 64 x 64 datapath
+// folded onto it), and of requant_pixels (lanes requantisers for kMaxTileM lanes).
+constexpr uint32_t conv_pixel_ii(uint32_t lanes, uint32_t channels) {
+  return (kMaxTileM / lanes) * (kMaxTileN / channels);
+}
+constexpr uint32_t requant_ii(uint32_t lanes) { return kMaxTileM / lanes; }
+}  // namespace schedule
+
 }  // namespace abi
 }  // namespace tessera

@@ -23,6 +23,13 @@
 namespace tessera {
 namespace kernel {
 
+#ifdef TESSERA_KERNEL_COUNT
+KernelCounters& kernel_counters() {
+  static KernelCounters counters;
+  return counters;
+}
+#endif
+
 // Burst-reads count 32-bit words of the program starting at word offset.
 static void read_words(const uint32_t* program, uint32_t offset, uint32_t* dst, uint32_t count) {
 read_words_loop:
@@ -88,6 +95,7 @@ layers:
     kernel::read_words(program, abi::kHeaderWords + l * abi::kLayerWords, desc_words, abi::kLayerWords);
     abi::LayerDesc desc;
     memcpy(&desc, desc_words, sizeof(desc));
+    TESSERA_COUNT_LAYER(l);
     if (!abi::layer_fits(desc)) {
       kernel::write_status(status, abi::kRunBadLayer, l);
       return;

@@ -29,6 +29,41 @@ Result<uint64_t> positive_integer(const toml::table& t, const std::filesystem::p
   return static_cast<uint64_t>(*v);
 }
 
+Result<double> optional_number(const toml::table& t, const std::filesystem::path& file, const std::string& key,
+                               double lo, double hi) {
+  const auto* node = t.get(key);
+  if (!node) return lo;
+  auto v = node->value<double>();
+  if (!v || *v < lo || *v > hi)
+    return profile_error(file, key, "must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return *v;
+}
+
+// The part keys (optional): part, part_dsp, part_bram36, part_uram, shell_share,
+// int8_macs_per_dsp, output_in_uram.
+Status read_part(const toml::table& t, const std::filesystem::path& file, BoardProfile& b) {
+  if (const auto* node = t.get("part")) {
+    auto v = node->value<std::string>();
+    if (!v) return profile_error(file, "part", "must be a string");
+    b.part = *v;
+  }
+  TESSERA_ASSIGN_OR_RETURN(double dsp, optional_number(t, file, "part_dsp", 0, 1e6));
+  TESSERA_ASSIGN_OR_RETURN(double bram, optional_number(t, file, "part_bram36", 0, 1e6));
+  TESSERA_ASSIGN_OR_RETURN(double uram, optional_number(t, file, "part_uram", 0, 1e6));
+  TESSERA_ASSIGN_OR_RETURN(b.shell_share, optional_number(t, file, "shell_share", 0, 0.9));
+  TESSERA_ASSIGN_OR_RETURN(double packing, optional_number(t, file, "int8_macs_per_dsp", 1, 2));
+  b.part_dsp = static_cast<uint32_t>(dsp);
+  b.part_bram36 = static_cast<uint32_t>(bram);
+  b.part_uram = static_cast<uint32_t>(uram);
+  b.int8_macs_per_dsp = static_cast<uint32_t>(packing);
+  if (const auto* node = t.get("output_in_uram")) {
+    auto v = node->value<bool>();
+    if (!v) return profile_error(file, "output_in_uram", "must be true or false");
+    b.output_in_uram = *v;
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 std::string boards_dir() {
@@ -84,6 +119,7 @@ Result<BoardProfile> load_board_profile_file(const std::filesystem::path& file) 
   TESSERA_ASSIGN_OR_RETURN(b.static_watts, positive_number(root, file, "static_watts"));
   TESSERA_ASSIGN_OR_RETURN(b.pj_per_mac, positive_number(root, file, "pj_per_mac"));
   TESSERA_ASSIGN_OR_RETURN(b.pj_per_ddr_byte, positive_number(root, file, "pj_per_ddr_byte"));
+  TESSERA_RETURN_IF_ERROR(read_part(root, file, b));
   b.mac_lanes = u32(lanes);
   b.mac_channels = u32(channels);
   b.compute_units = u32(cus);

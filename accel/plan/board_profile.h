@@ -34,6 +34,13 @@ struct BoardProfile {
   double static_watts = 0;
   double pj_per_mac = 0;
   double pj_per_ddr_byte = 0;
+  // The FPGA part and its datasheet totals, for the resource estimate (resource_estimate.h).
+  // Optional keys: a profile without `part` has no estimate.
+  std::string part;
+  uint32_t part_dsp = 0, part_bram36 = 0, part_uram = 0;
+  double shell_share = 0;          // share of every resource the platform shell keeps (F1)
+  uint32_t int8_macs_per_dsp = 1;  // 2 on DSP48E2 (UltraScale+) with int8 packing, 1 on DSP48E1
+  bool output_in_uram = false;     // the int32 accumulator tile in URAM (kernels' TESSERA_OUT_URAM)
 
   uint64_t macs_per_cycle() const { return static_cast<uint64_t>(mac_lanes) * mac_channels; }
   // Double buffering: one set of tiles may use at most half the on-chip memory (seeds/000, sec. 4.2).

@@ -39,12 +39,10 @@ Slices slice_layer(const ConvGeometry& g, uint32_t cus, PartitionKind p) {
   return {g.out_c, g.out_h};
 }
 
-// Cycles of one compute step on one CU: the array computes mac_lanes output channels x
-// mac_channels input channels per cycle; partly filled tiles leave lanes idle (TSO eq. 7).
-double step_mac_cycles(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
-  return static_cast<double>(ceil_div(t.m, b.mac_lanes) * ceil_div(t.n, b.mac_channels)) * g.conv_rows(t.r) *
-         g.conv_cols(t.c) * g.kernel_h * g.kernel_w;
-}
+// Cycles per conv pixel and tap of the kernel's MAC loop: the 64 x 64 datapath folded onto the
+// mac_lanes x mac_channels array (kernels/accel_common.h kConvII). The fold is fixed at synthesis,
+// so a tile with fewer channels than the array leaves lanes idle without finishing sooner.
+uint32_t pixel_ii(const BoardProfile& b) { return abi::schedule::conv_pixel_ii(b.mac_lanes, b.mac_channels); }
 
 }  // namespace
 
@@ -93,7 +91,9 @@ ConvGeometry conv_geometry(const abi::LayerDesc& d) {
                  std::max(1u, d.dilation_h),
                  std::max(1u, d.dilation_w),
                  std::max(1u, d.groups)};
+  g.pad_left = d.pad_left;
   if (d.pool_kind == abi::kPoolMax) {
+    g.pool_pad_left = d.pool_pad_left;
     g.pooled = true;
     g.pool_h = d.pool_h;
     g.pool_w = d.pool_w;
@@ -144,9 +144,12 @@ uint64_t compulsory_bytes(const ConvGeometry& g) {
 }
 
 double lower_bound_cycles(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
-  const double tiles = static_cast<double>(ceil_div(g.out_c, t.m) * ceil_div(g.out_h, t.r) * ceil_div(g.out_w, t.c) *
-                                           ceil_div(g.in_per_group(), t.n));
-  const double mac = tiles / b.compute_units * step_mac_cycles(g, b, t);
+  // The pixel loop alone over the edge-clipped tiles (evaluate adds the loop overheads).
+  const double pixels =
+      static_cast<double>(sum_tiles(g.out_h, g.out_h, t.r, [&](uint32_t e) -> uint64_t { return g.conv_rows(e); }) *
+                          sum_tiles(g.out_w, g.out_w, t.c, [&](uint32_t e) -> uint64_t { return g.conv_cols(e); }));
+  const double tiles = static_cast<double>(ceil_div(g.out_c, t.m) * ceil_div(g.in_per_group(), t.n));
+  const double mac = tiles * pixels * g.kernel_h * g.kernel_w * pixel_ii(b) / b.compute_units;
   const double dram = static_cast<double>(compulsory_bytes(g)) / b.ddr_bytes_per_cycle();
   return std::max(mac, dram);
 }
@@ -172,8 +175,10 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
                   static_cast<double>(cb.dma_runs) * b.dma_scatter_cycles +
                   static_cast<double>(cb.ddr_bytes) * b.dma_byte_cycles;
   // Double buffering overlaps step i's transfers with step i-1's MACs; the first load is exposed.
-  cb.total_cycles = std::max(cb.mac_cycles, cb.dram_cycles) + cb.dram_cycles / static_cast<double>(cb.steps);
-  cb.memory_bound = cb.dram_cycles > cb.mac_cycles;
+  // The load half moves no faster than its loops (load_cycles) nor than DDR (dram_cycles).
+  const double load = std::max(cb.dram_cycles, cb.load_cycles);
+  cb.total_cycles = std::max(cb.mac_cycles, load) + load / static_cast<double>(cb.steps);
+  cb.memory_bound = load > cb.mac_cycles;
   const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
   cb.energy_uj =
       (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
@@ -217,6 +222,62 @@ TiledLayer tile_layer(const ConvGeometry& g, const BoardProfile& b, const Candid
                     ceil_div(N, t.n)};
 }
 
+// Cycles of the kernel's compute half over the busiest CU's slice (sl.m filters x sl.r rows), as
+// kernels/accel_conv.h compute_store_tile runs it: every pipelined loop's iterations x declared II
+// plus its pipeline depth per entry (abi::schedule), summed over the actual (edge-clipped) tiles.
+// Per step: lane_bases, then per tap the weight staging and the pixel loop; per finished output
+// tile: three quant reads, requantisation, and the store (one output byte per cycle). The
+// cycle-accounting C-sim (tests/cycles) holds this formula to the kernel within 10% per layer.
+double kernel_compute_cycles(const TiledLayer& layer, const BoardProfile& b) {
+  namespace sch = abi::schedule;
+  const ConvGeometry& g = layer.g;
+  const TileShape& t = layer.t;
+  const uint32_t M = layer.sl.m, R = layer.sl.r, C = layer.C;
+  const double mt = static_cast<double>(ceil_div(M, t.m)), tr = static_cast<double>(ceil_div(R, t.r));
+  const double nc = static_cast<double>(layer.nc), nn = static_cast<double>(layer.nn),
+               kk = static_cast<double>(layer.kk);
+  // Conv pixels summed over the spatial tiles.
+  const double pixels =
+      static_cast<double>(sum_tiles(R, R, t.r, [&](uint32_t e) -> uint64_t { return g.conv_rows(e); }) *
+                          sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return g.conv_cols(e); }));
+  const double steps = mt * tr * nc * nn, out_tiles = mt * tr * nc;
+  const double mac = steps * (abi::kMaxTileM + sch::kLaneBaseDepth +
+                              kk * (abi::kMaxTileM + sch::kWeightStageDepth + sch::kConvPixelDepth)) +
+                     mt * nn * kk * pixel_ii(b) * pixels;
+  const double quant = 3 * (static_cast<double>(M) * tr * nc + out_tiles * sch::kQuantReadDepth);
+  const double requant = mt * pixels * sch::requant_ii(b.mac_lanes) + out_tiles * sch::kRequantDepth;
+  const double store = static_cast<double>(M) * R * (C + nc * sch::kStoreDepth);
+  return mac + quant + requant + store;
+}
+
+// Cycles of the kernel's load half over the busiest CU's slice (kernels/accel_conv.h
+// load_conv_tile): per step, one in_cols loop entry per tile channel and input row (padding rows
+// and columns included: the loop sweeps them and writes zeros; whole rows when one column tile
+// spans the output), and one w_run entry of n x taps weights per lane, each at II 1.
+double kernel_load_cycles(const TiledLayer& layer) {
+  const ConvGeometry& g = layer.g;
+  const TileShape& t = layer.t;
+  const uint32_t M = layer.sl.m, R = layer.sl.r, C = layer.C, N = layer.N;
+  const double depth = abi::schedule::kLoadDepth;
+  auto rows_u = [&](uint32_t e) -> uint64_t {
+    return (g.conv_rows(e) - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  };
+  auto cols_u = [&](uint32_t e) -> uint64_t {
+    return (g.conv_cols(e) - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
+  };
+  const double in_rows = static_cast<double>(sum_tiles(R, R, t.r, rows_u));
+  const uint64_t whole_row = g.in_w + g.pad_left + static_cast<uint64_t>(g.pool_pad_left) * g.stride_w;
+  const double sweep = layer.nc == 1 ? static_cast<double>(std::max<uint64_t>(cols_u(C), whole_row))
+                                     : static_cast<double>(sum_tiles(C, C, t.c, cols_u));
+  // Tile channels summed over m-tiles and k-tiles.
+  const double channels =
+      static_cast<double>(sum_tiles(M, M, t.m, [&](uint32_t e) -> uint64_t { return g.tile_in_channels(e, N); }));
+  const double input = channels * in_rows * (sweep + static_cast<double>(layer.nc) * depth);
+  const double spatial = static_cast<double>(ceil_div(R, t.r) * layer.nc);
+  const double weights = spatial * (static_cast<double>(M) * N * layer.kk + static_cast<double>(M) * layer.nn * depth);
+  return input + weights;
+}
+
 // What one pass over a tensor moves.
 struct PassTraffic {
   uint64_t bytes = 0, runs = 0, bursts = 0, calls = 0;
@@ -240,7 +301,18 @@ PassTraffic input_pass(const TiledLayer& layer) {
   const uint64_t pass_ch = g.groups == 1 ? g.in_c : g.tile_in_channels(t.m, N);
   PassTraffic in;
   in.bytes = pass_ch * rows_sum * cols_sum;
-  if (in_full_width) {
+  // A tile of whole channel planes (all rows and columns): in CHW the planes of consecutive
+  // channels follow each other, so a step's channels are one run (and with t.n >= N, so are all
+  // of a pass's).
+  const bool whole_planes = in_full_width && layer.TR == layer.n_rslices && g.in_rows(t.r) == g.in_h;
+  const uint64_t plane = static_cast<uint64_t>(g.in_h) * g.in_w;
+  if (whole_planes && t.n >= N) {
+    in.runs = 1;
+    in.bursts = ceil_div(pass_ch * plane, B);
+  } else if (whole_planes) {
+    in.runs = pass_ch / N * layer.nn;
+    in.bursts = pass_ch / N * sum_tiles(N, N, t.n, [&](uint32_t e) -> uint64_t { return ceil_div(e * plane, B); });
+  } else if (in_full_width) {
     // Whole rows: one run per channel per row tile.
     in.runs = pass_ch * layer.TR;
     in.bursts = pass_ch * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t {
@@ -287,7 +359,11 @@ PassTraffic output_pass(const TiledLayer& layer, uint32_t elem, bool conv) {
   const uint64_t width = conv ? g.conv_cols(C) : C;
   PassTraffic out;
   out.bytes = static_cast<uint64_t>(M) * rsum * csum * elem;
-  if (t.c >= C) {
+  if (t.c >= C && layer.TR == layer.n_rslices) {
+    // Whole planes: an m-tile's channels are one run in CHW.
+    out.runs = layer.MT;
+    out.bursts = sum_tiles(M, sl.m, t.m, [&](uint32_t e) -> uint64_t { return ceil_div(e * rsum * width * elem, B); });
+  } else if (t.c >= C) {
     out.runs = static_cast<uint64_t>(M) * layer.TR;
     out.bursts =
         M * sum_tiles(R, sl.r, t.r, [&](uint32_t e) -> uint64_t { return ceil_div(rows_of(e) * width * elem, B); });
@@ -352,17 +428,27 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
       cand.schedule == Schedule::kWeightStationary ? w.calls * layer.n_rslices : w.calls * layer.TR * layer.nc;
   const uint64_t out_calls = o_calls * (1 + passes.spill);
 
+  // Quant parameters: each finished output tile reads bias, multiplier and shift of its m
+  // channels, three runs of 4 x m bytes (kernels/accel_conv.h store_conv_tile).
+  const uint64_t out_tiles_per_m = layer.TR * layer.nc;
+  cb.quant_bytes = 12 * static_cast<uint64_t>(layer.M) * out_tiles_per_m;
+  const uint64_t q_runs = 3 * layer.MT * out_tiles_per_m;
+  const uint64_t q_bursts = 3 * out_tiles_per_m * sum_tiles(layer.M, layer.sl.m, t.m, [&](uint32_t e) -> uint64_t {
+                              return ceil_div(uint64_t{e} * 4, layer.B);
+                            });
+
   cb.input_bytes = passes.in * in.bytes;
   cb.weight_bytes = passes.w * w.bytes;
   cb.output_bytes = out.bytes + passes.spill * spill.bytes;
-  cb.ddr_bytes = cb.input_bytes + cb.weight_bytes + cb.output_bytes;
+  cb.ddr_bytes = cb.input_bytes + cb.weight_bytes + cb.output_bytes + cb.quant_bytes;
   cb.dma_calls = in_calls + w_calls + out_calls;
-  cb.dma_runs = passes.in * in.runs + passes.w * w.runs + out.runs + passes.spill * spill.runs;
-  cb.bursts = passes.in * in.bursts + passes.w * w.bursts + out.bursts + passes.spill * spill.bursts;
+  cb.dma_runs = passes.in * in.runs + passes.w * w.runs + out.runs + passes.spill * spill.runs + q_runs;
+  cb.bursts = passes.in * in.bursts + passes.w * w.bursts + out.bursts + passes.spill * spill.bursts + q_bursts;
 
   // ---- Time ----------------------------------------------------------------------------------
   cb.steps = ceil_div(layer.sl.m, t.m) * ceil_div(layer.sl.r, t.r) * layer.nc * layer.nn;  // the busiest CU (TSO eq. 8)
-  cb.mac_cycles = static_cast<double>(cb.steps) * step_mac_cycles(g, b, t);
+  cb.mac_cycles = kernel_compute_cycles(layer, b);
+  cb.load_cycles = kernel_load_cycles(layer);
   cb.macs = static_cast<uint64_t>(layer.M) * layer.N * layer.kk * g.conv_rows(layer.R) * g.conv_cols(layer.C);
   finish_cost(cb, b, model);
   return cb;

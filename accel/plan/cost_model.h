@@ -61,13 +61,19 @@ struct CostBreakdown {
   uint64_t footprint_bytes = 0;
   // DDR traffic of the whole layer, all CUs.
   uint64_t input_bytes = 0, weight_bytes = 0, output_bytes = 0, ddr_bytes = 0;
-  uint64_t dma_calls = 0;  // one per tile transfer (seeds/000 eq. 5-6)
-  uint64_t dma_runs = 0;   // contiguous runs = scatter jumps s of seeds/000 eq. 1
-  uint64_t bursts = 0;     // sum over runs of ceil(run bytes / burst)
-  uint64_t steps = 0;      // compute steps per CU (tile iterations)
+  uint64_t quant_bytes = 0;  // bias/multiplier/shift reads, once per finished output tile
+  uint64_t dma_calls = 0;    // one per tile transfer (seeds/000 eq. 5-6)
+  uint64_t dma_runs = 0;     // contiguous runs = scatter jumps s of seeds/000 eq. 1
+  uint64_t bursts = 0;       // sum over runs of ceil(run bytes / burst)
+  uint64_t steps = 0;        // compute steps per CU (tile iterations)
   uint32_t cus_used = 0;
-  uint64_t macs = 0;        // useful MACs of the layer
-  double mac_cycles = 0;    // per CU, idle lanes included (TSO eq. 7-8)
+  uint64_t macs = 0;  // useful MACs of the layer
+  // Per CU: the kernel's compute half (MAC loop at its folded II, weight staging, epilogue),
+  // idle lanes included (TSO eq. 7-8 refined to kernels/accel_conv.h's loops).
+  double mac_cycles = 0;
+  // Per CU: the kernel's load half (load_conv_tile's loops move one int8 per cycle), which runs
+  // concurrently with the compute half and bounds the step time like DRAM does.
+  double load_cycles = 0;
   double dram_cycles = 0;   // shared DDR, chosen model (TSO eq. 9)
   double dma_cycles = 0;    // seeds/000 eq. 1-4 over all transfers (reported, not in total)
   double total_cycles = 0;  // double-buffered: max(MAC, DRAM) + pipeline fill
@@ -81,6 +87,8 @@ struct ConvGeometry {
   uint32_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, groups;
   uint32_t pool_h = 1, pool_w = 1, pool_stride_h = 1, pool_stride_w = 1;
   bool pooled = false;
+  // Left padding of the conv and of the fused pool: the kernel's whole-row input sweep starts there.
+  uint32_t pad_left = 0, pool_pad_left = 0;
   uint32_t in_per_group() const { return in_c / groups; }
   uint32_t out_per_group() const { return out_c / groups; }
   // Conv rows/cols behind `out` final output rows/cols (through the fused pool).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "accel/plan/resource_estimate.h"
 #include "client/plan/text_table.h"
 
 namespace tessera::client {
@@ -29,6 +30,15 @@ void print_header(std::ostream& out, const PlanReport& r) {
                 cus == 1 ? "" : "s", b.mac_lanes, b.mac_channels, b.ddr_gbps,
                 static_cast<double>(b.tile_budget_bytes()) / 1024.0)
       << "\n";
+  const plan::BoardProfile kb = plan::effective_board(b, plan::SearchSpace::kKernel);
+  out << format("  fabric: %u x %u = %llu int8 MACs/cycle x %u CU x %.0f MHz x 2 = %.1f GOP/s peak\n", kb.mac_lanes,
+                kb.mac_channels, static_cast<unsigned long long>(kb.macs_per_cycle()), kb.compute_units,
+                kb.fabric_clock_mhz, 2.0 * kb.macs_per_cycle() * kb.compute_units * kb.fabric_clock_mhz / 1e3);
+  if (!b.part.empty()) {
+    const plan::ResourceEstimate e = plan::estimate_resources(b);
+    out << "  resources (estimate) on " << b.part << ": " << plan::resource_summary(e)
+        << (e.fits() ? "\n" : format(" -- DOES NOT FIT within %.0f%%\n", 100 * plan::kMaxResourceUse));
+  }
   out << "  options: space " << plan::search_space_name(o.space) << ", objective " << plan::objective_name(o.objective)
       << ", DRAM model " << plan::dram_model_name(o.dram) << (o.naive ? ", naive tiles" : "") << "\n";
   if (!r.fabric_summary.empty()) out << "  fabric: " << r.fabric_summary << "\n";

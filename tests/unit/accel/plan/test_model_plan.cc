@@ -123,7 +123,7 @@ TEST(ModelPlan, TotalsAreTheSumOfTheLayers) {
   // Watts include the static power and stay below what the MAC array plus DDR could burn.
   EXPECT_GT(plan->watts(), b.static_watts);
   EXPECT_LE(plan->gops(), plan->peak_gops());
-  EXPECT_DOUBLE_EQ(plan->peak_gops(), 2.0 * 64 * 64 * 300e6 / 1e9);
+  EXPECT_DOUBLE_EQ(plan->peak_gops(), 2.0 * 64 * 32 * 300e6 / 1e9);
 
   const ProgramModel model = program_model(*plan);
   EXPECT_EQ(model.board, "zcu102");

@@ -101,10 +101,18 @@ TEST(CostModel, CountsMatchTheSeedEquations) {
               1e-6);
   EXPECT_GT(os.dram_cycles, vol.dram_cycles);
   // Runs: input 2 m-tiles x 4 ch x 2 row tiles (full width), weights 8 filters x 2 n-tiles,
-  // outputs 8 ch x 2 row tiles.
-  EXPECT_EQ(os.dma_runs, 2u * 4 * 2 + 2u * 8 * 2 + 8u * 2);
-  // Idle lanes: 4 of zcu102's 64 lanes and 2 of 64 channels busy, one pixel per cycle.
-  EXPECT_NEAR(os.mac_cycles, 8.0 * 4 * 8, 1e-9);
+  // outputs 8 ch x 2 row tiles, quant 3 per output tile (2 m-tiles x 2 row tiles).
+  EXPECT_EQ(os.dma_runs, 2u * 4 * 2 + 2u * 8 * 2 + 8u * 2 + 3u * 4);
+  // The kernel's compute half (kernels/accel_conv.h): 8 steps of lane_bases + one tap's weight
+  // staging and pixel loop (zcu102's 64 x 32 array folds the 64 x 64 datapath at II 2, whatever
+  // the tile's 4 x 2 use), then per output tile the quant reads, requantisation and the store.
+  namespace sch = abi::schedule;
+  const double mac =
+      8.0 * (64 + sch::kLaneBaseDepth + 64 + sch::kWeightStageDepth + sch::kConvPixelDepth) + 2.0 * 2 * 2 * 8 * 8;
+  const double quant = 3.0 * (8 * 2 + 4 * sch::kQuantReadDepth);
+  const double requant = 2.0 * 8 * 8 * 1 + 4 * sch::kRequantDepth;
+  const double store = 8.0 * 8 * (8 + sch::kStoreDepth);
+  EXPECT_NEAR(os.mac_cycles, mac + quant + requant + store, 1e-9);
   EXPECT_EQ(os.macs, 8u * 4 * 8 * 8);
   EXPECT_GT(os.energy_uj, 0.0);
 }
@@ -135,16 +143,18 @@ TEST(CostModel, FullWidthStride2ConvReadsOneRunPerChannelPerRowTile) {
   const CostBreakdown c = evaluate(g, b, full, DramModel::kBurst);
   const uint64_t m_tiles = 2048 / 64;
   const uint64_t in_runs = m_tiles * 1024 * 1;  // one row tile of 13 input rows
-  const uint64_t w_runs = uint64_t{2048} * (1024 / 64), out_runs = 2048;
-  EXPECT_EQ(c.dma_runs, in_runs + w_runs + out_runs);
+  // Outputs: whole 7x7 planes, one run per m-tile; quant: 3 runs of 64 x 4 bytes per m-tile.
+  const uint64_t w_runs = uint64_t{2048} * (1024 / 64), out_runs = m_tiles, q_runs = 3 * m_tiles;
+  EXPECT_EQ(c.dma_runs, in_runs + w_runs + out_runs + q_runs);
   EXPECT_EQ(c.input_bytes, m_tiles * 1024 * 13 * 14);  // whole rows 0..12
   EXPECT_EQ(c.bursts, m_tiles * 1024 * ((13 * 14 + b.burst_bytes - 1) / b.burst_bytes) +
-                          uint64_t{2048} * (1024 / 64) * 1 + 2048 * 1);
+                          uint64_t{2048} * (1024 / 64) * 1 + m_tiles * ((64 * 49 + b.burst_bytes - 1) / b.burst_bytes) +
+                          q_runs * ((64 * 4 + b.burst_bytes - 1) / b.burst_bytes));
   const Candidate narrow{{64, 64, 7, 4}, Schedule::kOutputStationary, PartitionKind::kKs};
   const CostBreakdown n = evaluate(g, b, narrow, DramModel::kBurst);
   EXPECT_EQ(n.input_bytes, m_tiles * 1024 * 13 * (7 + 5));  // columns 0..6 and 8..12
   // Input: 13 rows x 2 column tiles per channel; weights re-read per column tile; outputs per row.
-  EXPECT_EQ(n.dma_runs, m_tiles * 1024 * 13 * 2 + 2 * w_runs + uint64_t{2048} * 7 * 2);
+  EXPECT_EQ(n.dma_runs, m_tiles * 1024 * 13 * 2 + 2 * w_runs + uint64_t{2048} * 7 * 2 + 2 * q_runs);
   EXPECT_LT(c.dram_cycles, n.dram_cycles);
 }
 
