@@ -14,7 +14,7 @@
 //    apart: in hardware the two halves run concurrently on opposite ping-pong buffers.
 #pragma once
 
-#include <stdint.h>
+#include <cstdint>
 
 #ifdef TESSERA_KERNEL_COUNT
 
