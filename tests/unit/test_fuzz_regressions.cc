@@ -5,13 +5,45 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "accel/device/emu/emu_device.h"
 #include "accel/device/emu/emu_program_check.h"
+#include "accel/graph/tensor.h"
+#include "accel/import/caffe/caffe_importer.h"
 
 namespace tessera {
 namespace {
+
+// A crash input as committed in tests/fuzz/corpus/<target>/<name>.
+std::string crash_input(const std::string& target, const std::string& name) {
+  const auto path = std::filesystem::path(TESSERA_SOURCE_DIR) / "tests/fuzz/corpus" / target / name;
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << path;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// fuzz_caffe_import, blob-shape-overflow: a caffemodel blob whose dims multiply past int64
+// (UBSan: signed overflow in shape_elements). The count saturates now and the blob is refused.
+TEST(FuzzRegressions, CaffeBlobWhoseShapeOverflowsIsRefused) {
+  const std::string input = crash_input("fuzz_caffe_import", "blob-shape-overflow");
+  constexpr std::string_view kSeparator = "#CAFFEMODEL\n";
+  const size_t split = input.find(kSeparator);
+  ASSERT_NE(split, std::string::npos);
+  const std::string caffemodel = input.substr(split + kSeparator.size());
+  const auto bytes = std::span(reinterpret_cast<const uint8_t*>(caffemodel.data()), caffemodel.size());
+  EXPECT_FALSE(import_caffe(input.substr(0, split), bytes).is_ok());
+  EXPECT_FALSE(parse_caffe_mean(bytes).is_ok());
+  EXPECT_EQ(shape_elements({int64_t{1} << 60, 8}), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(shape_elements({int64_t{1} << 60, 0, 8}), 0);
+}
 
 // fuzz_emu_program, empty-program: a program without layers or tensors. run() memcpy'd zero
 // bytes from the null data() of the empty input buffer (UBSan: null pointer passed to memcpy).
