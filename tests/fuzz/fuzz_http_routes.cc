@@ -3,6 +3,7 @@
 // HttpRoutes::handle with the bundled model (fp32) behind a real inference queue. The answer
 // (or an event stream's first event) must come; a request that Beast refuses ends there, as the
 // session answers it 400 without the routes.
+#include <spdlog/spdlog.h>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http.hpp>
 
@@ -31,6 +32,7 @@ struct RoutesUnderTest {
   std::unique_ptr<HttpRoutes> routes;
 
   RoutesUnderTest() {
+    spdlog::set_level(spdlog::level::off);  // a log line per request would be most of the work
     auto loaded = ModelRepository::load(std::filesystem::path(TESSERA_SOURCE_DIR) / "models");
     if (!loaded.is_ok()) {
       std::fprintf(stderr, "fuzz_http_routes: %s\n", loaded.status().message().c_str());

@@ -18,6 +18,8 @@
 #include "accel/device/emu/emu_program_check.h"
 #include "accel/graph/tensor.h"
 #include "accel/import/caffe/caffe_importer.h"
+#include "server/kserve/decode_json.h"
+#include "tests/unit/kserve_codec_test_support.h"
 
 namespace tessera {
 namespace {
@@ -43,6 +45,18 @@ TEST(FuzzRegressions, CaffeBlobWhoseShapeOverflowsIsRefused) {
   EXPECT_FALSE(parse_caffe_mean(bytes).is_ok());
   EXPECT_EQ(shape_elements({int64_t{1} << 60, 8}), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(shape_elements({int64_t{1} << 60, 0, 8}), 0);
+}
+
+// fuzz_kserve_json, number-out-of-range.json: a number past double's range ("1e30828") made
+// nlohmann::json throw out_of_range, which only parse_error was caught for: the exception left
+// the HTTP route and ended tesserad. Now it is INVALID_ARGUMENT like any malformed body.
+TEST(FuzzRegressions, KserveJsonNumberOutOfRangeIsInvalidArgument) {
+  const std::string body = crash_input("fuzz_kserve_json", "number-out-of-range.json");
+  const auto decoded = kserve::decode_infer_request_body(body, kserve::codec_test::test_model());
+  EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument) << decoded.status().to_string();
+  const auto small =
+      kserve::decode_infer_request_body(R"({"inputs": [{"shape": [1e400]}]})", kserve::codec_test::test_model());
+  EXPECT_EQ(small.status().code(), StatusCode::kInvalidArgument) << small.status().to_string();
 }
 
 // fuzz_emu_program, empty-program: a program without layers or tensors. run() memcpy'd zero
