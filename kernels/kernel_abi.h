@@ -191,6 +191,8 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.tile_m < 1 || d.tile_m > kMaxTileM || d.tile_r < 1 || d.tile_r > kMaxTileR || d.tile_c < 1 ||
       d.tile_c > kMaxTileC)
     return false;
+  // A layer without channels is no layer (and a conv's per-group counts would divide by zero).
+  if (d.out_c < 1 || (d.op == kOpConv && d.in_c < 1)) return false;
   if (d.out_channel_base + d.out_c > d.out_channels_total) return false;
   if (d.in_channel_base + d.in_c > d.in_channels_total) return false;
   // Clamp bounds are stored as int8: anything wider would wrap on the write.

@@ -10,7 +10,7 @@ namespace tessera {
 
 using Shape = std::vector<int64_t>;
 
-// Number of elements of a shape (1 for a scalar shape {}).
+// Number of elements of a shape (1 for a scalar shape {}); INT64_MAX when the count overflows.
 int64_t shape_elements(const Shape& shape);
 // "[2,3,224,224]"
 std::string shape_to_string(const Shape& shape);

@@ -196,6 +196,10 @@ Result<InferRequest> decode_infer_request_body(std::string_view body, const Mode
     parsed = json::parse(body);
   } catch (const json::parse_error& e) {
     return Status::invalid_argument("request body: not valid JSON (error at byte " + std::to_string(e.byte) + ")");
+  } catch (const json::exception& e) {
+    // A number past double's range ("1e400") is out_of_range, not parse_error (fuzz_kserve_json):
+    // uncaught, it ended the daemon.
+    return Status::invalid_argument(std::string("request body: not valid JSON (") + e.what() + ")");
   }
   return decode_infer_request_json(parsed, model, limits);
 }

@@ -87,11 +87,13 @@ Status EmuProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
   const auto deadline =
       timeout.count() > 0 ? std::chrono::steady_clock::now() + timeout : std::chrono::steady_clock::time_point::max();
   const size_t image_bytes = header_.arena_image_bytes;
-  for (uint32_t n = 0; n < batch; ++n) {
+  // A program without an input (or output) tensor copies nothing: memcpy must not see the null
+  // data() of an empty buffer (fuzz_emu_program).
+  for (uint32_t n = 0; n < batch && input_bytes_ > 0; ++n) {
     std::memcpy(arena_.data() + n * image_bytes + header_.input_offset, inputs.data() + n * input_bytes_, input_bytes_);
   }
   TESSERA_RETURN_IF_ERROR(execute(arena_, batch, deadline));
-  for (uint32_t n = 0; n < batch; ++n) {
+  for (uint32_t n = 0; n < batch && output_bytes_ > 0; ++n) {
     std::memcpy(outputs.data() + n * output_bytes_, arena_.data() + n * image_bytes + header_.output_offset,
                 output_bytes_);
   }
