@@ -66,7 +66,9 @@ conflicting_names() {
 }
 
 install_missing() {
-  local wanted=("${host_tools[@]}") missing=() p
+  # The libraries for amd64 too: the cross test's client (build/bin/tessera) is an x86_64 build,
+  # and naming both arches in one apt-get call keeps Multi-Arch: same pairs at one version.
+  local wanted=("${host_tools[@]}" "${target_libs[@]}") missing=() p
   for p in "${target_libs[@]}"; do wanted+=("$p:$deb_arch"); done
   for p in "${wanted[@]}"; do installed "$p" || missing+=("$p"); done
   if [ ${#missing[@]} -eq 0 ]; then
@@ -115,6 +117,13 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=
   -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-$arch.cmake" "${launcher[@]}" >/dev/null
 # Only what runs on the board and the cross test selection (tests/CMakeLists.txt, label `cross`).
 cmake --build "$build_dir" --parallel "$(nproc)" --target tesserad tessera tessera_cross_tests
+
+# The build machine's client for the integration test (tests/cross): the x86_64 `tessera` in
+# build/, configured like tools/build.sh does when build/ is not there yet.
+if [ ! -f build/build.ninja ]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON "${launcher[@]}" >/dev/null
+fi
+cmake --build build --parallel "$(nproc)" --target tessera
 
 [ "${TESSERA_CROSS_NO_TEST:-0}" = 1 ] && exit 0
 cd "$build_dir"
