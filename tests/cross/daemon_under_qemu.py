@@ -17,6 +17,7 @@ import json
 import os
 import pathlib
 import re
+import select
 import shlex
 import shutil
 import subprocess
@@ -37,9 +38,11 @@ def start_daemon(args, log_path):
     # qemu-user is slow to start a large binary and load the model: two minutes cover it.
     deadline = time.time() + 120
     line = ""
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if line or proc.poll() is not None:
+    # select() bounds the wait: a bare readline() blocks for as long as the daemon stays silent.
+    while time.time() < deadline and proc.poll() is None:
+        ready, _, _ = select.select([proc.stdout], [], [], 5)
+        if ready:
+            line = proc.stdout.readline()
             break
     m = STARTUP.match(line.strip())
     if not m:
@@ -101,7 +104,8 @@ def main():
                 sys.exit(f"FAIL: {image.name}: gRPC says {grpc}, HTTP says {http}")
             correct += grpc == label
     finally:
-        proc.terminate()
+        # SIGKILL: under qemu-user the daemon's graceful drain on SIGTERM was seen to hang.
+        proc.kill()
         proc.wait(timeout=30)
     accuracy = correct / len(images)
     print(f"aarch64/armhf tesserad under {emulator}: {len(images)} images over gRPC ({t_grpc:.1f} s) and HTTP, "
