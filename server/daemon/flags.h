@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -17,11 +18,16 @@
 
 namespace tessera {
 
+// size_t's own slot in DaemonFlag::target. On 32-bit ARM (armhf) size_t is uint32_t, and a
+// variant with the same alternative twice cannot be built from a uint32_t*: there the slot holds
+// uint64_t* instead (no setting is one today, but the list stays distinct on every target).
+using SizeSlot = std::conditional_t<std::is_same_v<size_t, uint32_t>, uint64_t*, size_t*>;
+
 // One setting: its flag/key name (without dashes), help, where it is stored and its checks.
 struct DaemonFlag {
   std::string name;
   std::string help;
-  std::variant<std::string*, std::filesystem::path*, int*, uint32_t*, int64_t*, size_t*, double*, bool*> target;
+  std::variant<std::string*, std::filesystem::path*, int*, uint32_t*, int64_t*, SizeSlot, double*, bool*> target;
   double min = 0, max = 0;           // numbers: the allowed range (min == max: unchecked)
   std::vector<std::string> choices;  // strings: the allowed values (empty: any)
 };
