@@ -29,6 +29,7 @@ json layer_json(size_t index, const plan::LayerPlan& l, const PlanReport& r) {
             {"ddr_bytes", c.ddr_bytes},
             {"input_bytes", c.input_bytes},
             {"weight_bytes", c.weight_bytes},
+            {"quant_bytes", c.quant_bytes},
             {"output_bytes", c.output_bytes},
             {"dma_calls", c.dma_calls},
             {"dma_runs", c.dma_runs},

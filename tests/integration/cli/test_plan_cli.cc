@@ -65,9 +65,9 @@ void expect_consistent(const json& doc) {
     us += l.at("us").get<double>();
     cycles += l.at("cycles").get<double>();
     energy += l.at("energy_uj").get<double>();
-    EXPECT_EQ(l.at("ddr_bytes").get<uint64_t>(), l.at("input_bytes").get<uint64_t>() +
-                                                     l.at("weight_bytes").get<uint64_t>() +
-                                                     l.at("output_bytes").get<uint64_t>());
+    EXPECT_EQ(l.at("ddr_bytes").get<uint64_t>(),
+              l.at("input_bytes").get<uint64_t>() + l.at("weight_bytes").get<uint64_t>() +
+                  l.at("quant_bytes").get<uint64_t>() + l.at("output_bytes").get<uint64_t>());
     EXPECT_GT(l.at("us").get<double>(), 0);
     EXPECT_GT(l.at("ocm_use").get<double>(), 0);
     EXPECT_LE(l.at("ocm_use").get<double>(), 1.0);

@@ -19,7 +19,7 @@
 #include "accel/graph/tensor.h"
 #include "accel/import/caffe/caffe_importer.h"
 #include "server/kserve/decode_json.h"
-#include "tests/unit/kserve_codec_test_support.h"
+#include "tests/unit/server/kserve/kserve_codec_test_support.h"
 
 namespace tessera {
 namespace {
