@@ -26,7 +26,7 @@ class UnarySender : public BenchSender {
     call->request.set_top_k(options_.top_k);
     call->request.set_request_id(request_id);
     call->done = std::move(done);
-    stub_->async()->Classify(&call->context, &call->request, &call->response, [call](grpc::Status status) {
+    stub_->async()->Classify(&call->context, &call->request, &call->response, [call](const grpc::Status& status) {
       std::unique_ptr<Call> owned(call);
       owned->done(status, status.ok() ? &owned->response : nullptr);
     });

@@ -200,12 +200,14 @@ int run_fleet(const FleetArgs& args) {
   while (true) {
     const auto started = std::chrono::steady_clock::now();
     std::vector<std::future<BoardRow>> answers;
+    answers.reserve(targets.size());
     for (Target& t : targets) {
       answers.push_back(std::async(std::launch::async, [&t, &args] {
         return query(t, args.connection, std::chrono::milliseconds(args.timeout_ms));
       }));
     }
     std::vector<BoardRow> rows;
+    rows.reserve(answers.size());
     for (auto& a : answers) rows.push_back(a.get());
     const size_t up =
         static_cast<size_t>(std::count_if(rows.begin(), rows.end(), [](const BoardRow& r) { return r.up; }));

@@ -31,7 +31,7 @@ Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, c
 
 }  // namespace
 
-InferenceQueue::InferenceQueue(InferenceQueueOptions options) : options_(std::move(options)) {
+InferenceQueue::InferenceQueue(InferenceQueueOptions options) : options_(options) {
   const int n = options_.workers > 0 ? options_.workers : 1;
   workers_.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });

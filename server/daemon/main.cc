@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 
@@ -27,14 +28,12 @@ fs::path default_web_root(const char* argv0) {
   if (ec) exe = fs::absolute(argv0, ec);
   const fs::path installed = exe.parent_path() / ".." / "share" / "tessera" / "web";
   if (fs::is_regular_file(installed / "index.html", ec)) return installed.lexically_normal();
-  const fs::path source = TESSERA_SOURCE_WEB_ROOT;
+  fs::path source = TESSERA_SOURCE_WEB_ROOT;
   if (fs::is_regular_file(source / "index.html", ec)) return source;
   return "web";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_daemon(int argc, char** argv) {
   tessera::DaemonOptions options;
   options.web_root = default_web_root(argv[0]);
   options.plan_cache = tessera::plan::default_plan_cache_dir();
@@ -84,4 +83,19 @@ int main(int argc, char** argv) {
   (*daemon)->stop();
   spdlog::info("stopped");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_daemon(argc, argv);
+  } catch (const std::exception& e) {
+    // Daemon::start and the servers report errors as Status; this is the last line of defence.
+    std::fprintf(stderr, "tesserad: unexpected error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "tesserad: unexpected error\n");
+    return 1;
+  }
 }

@@ -20,7 +20,7 @@ using boost::system::error_code;
 // when it fires it cancels the resolver and closes the socket, so the pending step ends.
 class HttpGet : public std::enable_shared_from_this<HttpGet> {
  public:
-  HttpGet(asio::io_context& ioc, const PeerAddress& peer, std::string target, std::chrono::milliseconds timeout,
+  HttpGet(asio::io_context& ioc, const PeerAddress& peer, const std::string& target, std::chrono::milliseconds timeout,
           std::function<void(ProbeReply)> done)
       : resolver_(ioc), socket_(ioc), timer_(ioc), peer_(peer), timeout_(timeout), done_(std::move(done)) {
     request_.version(11);
@@ -43,8 +43,8 @@ class HttpGet : public std::enable_shared_from_this<HttpGet> {
       self->socket_.close(ignored);
     });
     resolver_.async_resolve(peer_.host, std::to_string(peer_.port),
-                            [self = shared_from_this()](error_code ec, tcp::resolver::results_type results) {
-                              self->on_resolve(ec, std::move(results));
+                            [self = shared_from_this()](error_code ec, const tcp::resolver::results_type& results) {
+                              self->on_resolve(ec, results);
                             });
   }
 
@@ -98,9 +98,9 @@ class HttpGet : public std::enable_shared_from_this<HttpGet> {
 
 }  // namespace
 
-void async_http_get(asio::io_context& ioc, const PeerAddress& peer, std::string target,
+void async_http_get(asio::io_context& ioc, const PeerAddress& peer, const std::string& target,
                     std::chrono::milliseconds timeout, std::function<void(ProbeReply)> done) {
-  std::make_shared<HttpGet>(ioc, peer, std::move(target), timeout, std::move(done))->start();
+  std::make_shared<HttpGet>(ioc, peer, target, timeout, std::move(done))->start();
 }
 
 }  // namespace tessera::fleet

@@ -24,7 +24,7 @@ inline constexpr uint64_t kMaxProbeBodyBytes = 1 << 20;
 
 // GETs http://peer/target: resolve, connect, write and read all within `timeout`. `done` runs
 // exactly once, on a thread running `ioc`. Call it from such a thread (or post to one).
-void async_http_get(boost::asio::io_context& ioc, const PeerAddress& peer, std::string target,
+void async_http_get(boost::asio::io_context& ioc, const PeerAddress& peer, const std::string& target,
                     std::chrono::milliseconds timeout, std::function<void(ProbeReply)> done);
 
 }  // namespace tessera::fleet

@@ -175,7 +175,8 @@ class EventStreamSession : public std::enable_shared_from_this<EventStreamSessio
 
 template <class Stream>
 void start_session(Stream&& stream, HttpEventStream events, unsigned version, const HttpSessionLimits& limits) {
-  std::make_shared<EventStreamSession<Stream>>(std::move(stream), std::move(events), version, limits)->start();
+  std::make_shared<EventStreamSession<Stream>>(std::forward<Stream>(stream), std::move(events), version, limits)
+      ->start();
 }
 
 }  // namespace

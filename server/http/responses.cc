@@ -29,7 +29,7 @@ unsigned http_status_for(StatusCode code) {
   switch (code) {
     case StatusCode::kOk: return 200;
     case StatusCode::kCancelled: return 499;  // client closed request (nginx, grpc-gateway)
-    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kInvalidArgument:
     case StatusCode::kFailedPrecondition: return 400;
     case StatusCode::kDeadlineExceeded: return 504;
     case StatusCode::kNotFound: return 404;

@@ -158,7 +158,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   // On the strand: stores the answer to request `seq` and writes what is ready.
   void on_answer(uint64_t seq, HttpResponse response) {
     if (Pending* p = slot(seq)) {
-      p->response = std::move(response);
+      p->response.emplace(std::move(response));
       do_write();
     }
   }

@@ -22,9 +22,12 @@ constexpr std::string_view kContentsField = "inputs[0].contents";
 constexpr std::string_view kRawField = "raw_input_contents[0]";
 
 size_t typed_elements(const InferTensorContents& c) {
-  return static_cast<size_t>(c.bool_contents_size() + c.int_contents_size() + c.int64_contents_size() +
-                             c.uint_contents_size() + c.uint64_contents_size() + c.fp32_contents_size() +
-                             c.fp64_contents_size() + c.bytes_contents_size());
+  const int counts[] = {c.bool_contents_size(), c.int_contents_size(),    c.int64_contents_size(),
+                        c.uint_contents_size(), c.uint64_contents_size(), c.fp32_contents_size(),
+                        c.fp64_contents_size(), c.bytes_contents_size()};
+  size_t total = 0;
+  for (const int n : counts) total += static_cast<size_t>(n);
+  return total;
 }
 
 // "base64" when the input says its BYTES element is base64 text; "" when it says nothing.

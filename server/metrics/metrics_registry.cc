@@ -160,6 +160,7 @@ std::vector<double> exponential_buckets(double start, double factor, int count) 
     throw std::invalid_argument("metrics: exponential_buckets needs start > 0, factor > 1, count >= 1");
   }
   std::vector<double> bounds;
+  bounds.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) bounds.push_back(start * std::pow(factor, i));
   return bounds;
 }
@@ -169,6 +170,7 @@ std::vector<double> linear_buckets(double start, double width, int count) {
     throw std::invalid_argument("metrics: linear_buckets needs a finite start, width > 0, count >= 1");
   }
   std::vector<double> bounds;
+  bounds.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) bounds.push_back(start + width * i);
   return bounds;
 }

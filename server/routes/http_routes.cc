@@ -86,7 +86,7 @@ void HttpRoutes::fleet(const HttpRequest& request, HttpResponder& respond) {
     return respond(make_error_response(Status::unavailable("the server is shutting down")));
   }
   // Answered on the fleet service's thread once every peer answered or timed out.
-  fleet_->collect([this, respond, method = request.method()](json body) {
+  fleet_->collect([this, respond, method = request.method()](const json& body) {
     respond(answer_to(method, make_json_response(200, body)));
     in_flight_.end();
   });

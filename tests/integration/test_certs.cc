@@ -37,7 +37,7 @@ TestCerts::~TestCerts() {
 std::vector<std::string> TestCerts::daemon_args(bool mutual) const {
   std::vector<std::string> args = {"--tls-cert", server_cert().string(), "--tls-key", server_key().string()};
   if (mutual) {
-    args.push_back("--tls-client-ca");
+    args.emplace_back("--tls-client-ca");
     args.emplace_back(ca().string());
   }
   return args;

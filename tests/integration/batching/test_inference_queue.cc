@@ -97,14 +97,14 @@ TEST_F(InferenceQueueTest, FullQueueRefusesAtOnce) {
   bool released = false;
   std::atomic<int> answered{0};
   std::atomic<int> exhausted{0};
-  auto count = [&](Result<ClassifyResult> r) {
+  auto count = [&](const Result<ClassifyResult>& r) {
     if (r.status().code() == StatusCode::kResourceExhausted) ++exhausted;
     ++answered;
   };
-  queue.submit(job([&](Result<ClassifyResult> r) {
+  queue.submit(job([&](const Result<ClassifyResult>& r) {
     std::unique_lock lock(mu);
     cv.wait_for(lock, std::chrono::seconds(20), [&] { return released; });
-    count(std::move(r));
+    count(r);
   }));
   // At most one job runs and one waits: of these three, at least one is refused, and inline.
   for (int i = 0; i < 3; ++i) {
@@ -128,14 +128,14 @@ TEST_F(InferenceQueueTest, StoppedQueueAnswersUnavailable) {
   InferenceQueue queue({});
   queue.stop();
   Status status;
-  queue.submit(job([&](Result<ClassifyResult> r) { status = r.status(); }));
+  queue.submit(job([&](const Result<ClassifyResult>& r) { status = r.status(); }));
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
 }
 
 TEST_F(InferenceQueueTest, ExpiredDeadlineIsNotRun) {
   InferenceQueue queue({});
   std::promise<Status> promise;
-  InferenceJob j = job([&](Result<ClassifyResult> r) { promise.set_value(r.status()); });
+  InferenceJob j = job([&](const Result<ClassifyResult>& r) { promise.set_value(r.status()); });
   j.deadline = SteadyClock::now() - std::chrono::seconds(1);
   queue.submit(std::move(j));
   auto future = promise.get_future();
@@ -147,7 +147,7 @@ TEST_F(InferenceQueueTest, BadImageIsInvalidArgument) {
   InferenceQueue queue({});
   const std::string junk = "definitely not an image";
   std::promise<Status> promise;
-  InferenceJob j = job([&](Result<ClassifyResult> r) { promise.set_value(r.status()); });
+  InferenceJob j = job([&](const Result<ClassifyResult>& r) { promise.set_value(r.status()); });
   j.input = EncodedImage{{reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}};
   queue.submit(std::move(j));
   auto future = promise.get_future();
@@ -162,6 +162,7 @@ TEST_F(InferenceQueueTest, FullBatchClosesAtMaxBatch) {
   use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
   InferenceQueue queue({});
   std::vector<std::future<Result<ClassifyResult>>> futures;
+  futures.reserve(8);
   for (int i = 0; i < 8; ++i) futures.push_back(submit(queue));
   for (auto& f : futures) {
     auto r = wait(f);
@@ -176,6 +177,7 @@ TEST_F(InferenceQueueTest, PartialBatchClosesAfterTheQueueDelay) {
   use_policy({.max_batch = 8, .max_queue_delay_us = 300'000, .max_queue = 64});
   InferenceQueue queue({});
   std::vector<std::future<Result<ClassifyResult>>> futures;
+  futures.reserve(3);
   for (int i = 0; i < 3; ++i) futures.push_back(submit(queue));
   for (auto& f : futures) {
     auto r = wait(f);
@@ -234,6 +236,7 @@ TEST_F(InferenceQueueTest, StopDrainsEveryQueuedJob) {
   use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
   InferenceQueue queue({});
   std::vector<std::future<Result<ClassifyResult>>> futures;
+  futures.reserve(5);
   for (int i = 0; i < 5; ++i) futures.push_back(submit(queue));
   queue.stop();
   for (auto& f : futures) {

@@ -33,7 +33,7 @@ ProcessOutput tessera_plan(std::vector<std::string> args) {
 
 // The JSON document of a successful run; null (with a test failure) otherwise.
 json plan_json(std::vector<std::string> args) {
-  args.push_back("--json");
+  args.emplace_back("--json");
   const ProcessOutput out = tessera_plan(args);
   if (out.exit_status != 0) {
     ADD_FAILURE() << "tessera plan exited " << out.exit_status << ": " << out.err;

@@ -117,6 +117,7 @@ TEST_F(GrpcTest, ConcurrentCallsAllSucceedAndAgree) {
   std::atomic<int> ok{0};
   std::atomic<int> mismatched{0};
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 6; ++i) {

@@ -120,8 +120,8 @@ class PrometheusHarness : public ::testing::Test {
     if (HasFailure() && prometheus_) std::cerr << "---- prometheus log ----\n" << prometheus_->log() << "----\n";
   }
 
-  void start(PrometheusOptions options) {
-    prometheus_ = std::make_unique<PrometheusServer>(std::move(options));
+  void start(const PrometheusOptions& options) {
+    prometheus_ = std::make_unique<PrometheusServer>(options);
     ASSERT_TRUE(prometheus_->ok()) << prometheus_->error();
   }
 

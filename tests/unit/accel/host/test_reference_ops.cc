@@ -307,10 +307,10 @@ TEST(Add, Broadcast231With34) {
   // a[i,j,0] = 100i + 10j; b[j,k] = 1000j + k: out[i,j,k] = 100i + 1010j + k.
   Tensor a({2, 3, 1});
   for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 3; ++j) a.data[static_cast<size_t>(i * 3 + j)] = 100.0f * i + 10.0f * j;
+    for (int j = 0; j < 3; ++j) a.data[static_cast<size_t>(i) * 3 + static_cast<size_t>(j)] = 100.0f * i + 10.0f * j;
   Tensor b({3, 4});
   for (int j = 0; j < 3; ++j)
-    for (int k = 0; k < 4; ++k) b.data[static_cast<size_t>(j * 4 + k)] = 1000.0f * j + k;
+    for (int k = 0; k < 4; ++k) b.data[static_cast<size_t>(j) * 4 + static_cast<size_t>(k)] = 1000.0f * j + k;
   std::vector<float> want;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j)
@@ -387,8 +387,8 @@ TEST(Lrn, EvenSizeLooksAheadAndPowBeta) {
   // AlexNet-style size 5, beta 0.75 on 5 channels at 2 pixels: centre channel sums all five.
   Tensor y({1, 5, 1, 2});
   for (int c = 0; c < 5; ++c) {
-    y.data[static_cast<size_t>(2 * c)] = static_cast<float>(c + 1);
-    y.data[static_cast<size_t>(2 * c + 1)] = -static_cast<float>(c);
+    y.data[2 * static_cast<size_t>(c)] = static_cast<float>(c + 1);
+    y.data[2 * static_cast<size_t>(c) + 1] = -static_cast<float>(c);
   }
   auto r = lrn(y, LrnAttrs{5, 1e-2f, 0.75f, 2.0f, false});
   ASSERT_TRUE(r.is_ok());

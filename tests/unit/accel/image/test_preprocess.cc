@@ -24,9 +24,11 @@ Image make_image(int width, int height, int channels, std::vector<uint8_t> pixel
 
 // A gray image whose border ring is `border` and whose inside is `inside`.
 Image framed(int width, int height, uint8_t border, uint8_t inside) {
-  Image image = make_image(width, height, 1, std::vector<uint8_t>(static_cast<size_t>(width * height), border));
+  Image image = make_image(width, height, 1,
+                           std::vector<uint8_t>(static_cast<size_t>(width) * static_cast<size_t>(height), border));
   for (int y = 1; y + 1 < height; ++y)
-    for (int x = 1; x + 1 < width; ++x) image.pixels[static_cast<size_t>(y * width + x)] = inside;
+    for (int x = 1; x + 1 < width; ++x)
+      image.pixels[static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)] = inside;
   return image;
 }
 
@@ -184,7 +186,8 @@ TEST(PreprocessTest, FitPadsWithTheBorderMean) {
   ASSERT_EQ(out.size(), 36u);
   for (int y = 0; y < 6; ++y) {
     for (int x = 0; x < 6; ++x) {
-      const float want = (y >= 1 && y <= 3) ? image.pixels[static_cast<size_t>((y - 1) * 6 + x)] : 10.0f;
+      const float want =
+          (y >= 1 && y <= 3) ? image.pixels[static_cast<size_t>(y - 1) * 6 + static_cast<size_t>(x)] : 10.0f;
       EXPECT_EQ(out[static_cast<size_t>(y * 6 + x)], want) << "at " << x << "," << y;
     }
   }

@@ -18,7 +18,8 @@ namespace {
 // Trained weights, by layer name, serialised like a .caffemodel.
 class Weights {
  public:
-  Weights& add(const std::string& layer, std::vector<std::pair<Shape, std::vector<float>>> blobs, bool legacy = false) {
+  Weights& add(const std::string& layer, const std::vector<std::pair<Shape, std::vector<float>>>& blobs,
+               bool legacy = false) {
     caffe::LayerParameter* l = net_.add_layer();
     l->set_name(layer);
     for (auto& [shape, data] : blobs) {
@@ -281,6 +282,7 @@ TEST(CaffeImporter, EltwiseSumWithCoeffsProdAndMax) {
   // c = |x|; sum = 3x - 0.5|x|; prod = x|x|; max of x, sum, prod
   const std::vector<float> x{-2, 0.5f, 3};
   std::vector<float> want;
+  want.reserve(3 * x.size());
   for (float v : x) want.push_back(3 * v - 0.5f * std::fabs(v));
   for (float v : x) want.push_back(v * std::fabs(v));
   for (size_t i = 0; i < 3; ++i) want.push_back(std::max({x[i], want[i], want[3 + i]}));

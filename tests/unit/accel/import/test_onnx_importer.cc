@@ -26,7 +26,7 @@ class ModelBuilder {
     model_.mutable_graph()->set_name("test");
   }
 
-  ModelBuilder& input(const std::string& name, std::vector<int64_t> dims) {
+  ModelBuilder& input(const std::string& name, const std::vector<int64_t>& dims) {
     value(model_.mutable_graph()->add_input(), name, dims);
     return *this;
   }
@@ -34,12 +34,13 @@ class ModelBuilder {
     value(model_.mutable_graph()->add_output(), name, {});
     return *this;
   }
-  TensorProto* initializer(const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
+  TensorProto* initializer(const std::string& name, const std::vector<int64_t>& dims,
+                           const std::vector<float>& values) {
     TensorProto* t = model_.mutable_graph()->add_initializer();
     fill(t, name, dims, values);
     return t;
   }
-  TensorProto* int64_initializer(const std::string& name, std::vector<int64_t> values) {
+  TensorProto* int64_initializer(const std::string& name, const std::vector<int64_t>& values) {
     TensorProto* t = model_.mutable_graph()->add_initializer();
     t->set_name(name);
     t->set_data_type(TensorProto::INT64);
@@ -47,8 +48,8 @@ class ModelBuilder {
     for (int64_t v : values) t->add_int64_data(v);
     return t;
   }
-  NodeProto* node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs,
-                  const std::string& name = "") {
+  NodeProto* node(const std::string& op, const std::vector<std::string>& inputs,
+                  const std::vector<std::string>& outputs, const std::string& name = "") {
     NodeProto* n = model_.mutable_graph()->add_node();
     n->set_op_type(op);
     n->set_name(name.empty() ? op + "_" + std::to_string(model_.graph().node_size()) : name);
@@ -56,7 +57,7 @@ class ModelBuilder {
     for (auto& o : outputs) n->add_output(o);
     return n;
   }
-  static void ints(NodeProto* n, const std::string& name, std::vector<int64_t> values) {
+  static void ints(NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
     AttributeProto* a = n->add_attribute();
     a->set_name(name);
     a->set_type(AttributeProto::INTS);
@@ -74,7 +75,8 @@ class ModelBuilder {
     a->set_type(AttributeProto::FLOAT);
     a->set_f(v);
   }
-  static void fill(TensorProto* t, const std::string& name, std::vector<int64_t> dims, std::vector<float> values) {
+  static void fill(TensorProto* t, const std::string& name, const std::vector<int64_t>& dims,
+                   const std::vector<float>& values) {
     t->set_name(name);
     t->set_data_type(TensorProto::FLOAT);
     for (int64_t d : dims) t->add_dims(d);
@@ -235,7 +237,7 @@ TEST(OnnxImporter, PoolingGemmBatchNormLrnAttributes) {
 }
 
 // Every refusal is a Status with the right code whose message names the node or the reason.
-void expect_error(Result<Graph> graph, StatusCode code, const std::string& fragment) {
+void expect_error(const Result<Graph>& graph, StatusCode code, const std::string& fragment) {
   ASSERT_FALSE(graph.is_ok());
   EXPECT_EQ(graph.status().code(), code) << graph.status().to_string();
   EXPECT_NE(graph.status().message().find(fragment), std::string::npos) << graph.status().message();

@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path write_temp(const std::string& name, const std::string& text) {
-  const fs::path path = fs::temp_directory_path() / ("tessera-" + std::to_string(getpid()) + "-" + name);
+  fs::path path = fs::temp_directory_path() / ("tessera-" + std::to_string(getpid()) + "-" + name);
   std::ofstream(path) << text;
   return path;
 }

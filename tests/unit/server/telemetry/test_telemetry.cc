@@ -229,7 +229,7 @@ class SensorDevice : public Device {
     s.temperature_c = 61;
     s.rails_watts["12v_pex"] = 18.0;
     s.temperatures_c["fpga0"] = 61;
-    s.notes.push_back("fpga_hbm: no such key");
+    s.notes.emplace_back("fpga_hbm: no such key");
     return s;
   }
 };
