@@ -65,9 +65,9 @@ extern "C" void tessera_accel(const uint32_t* program, const int8_t* weights, co
   // One port a line, as Vitis reads them.
   // clang-format off
 #pragma HLS INTERFACE mode = m_axi port = program bundle = gmem0 offset = slave depth = 47120 max_read_burst_length = 64 num_read_outstanding = 4 max_write_burst_length = 2 num_write_outstanding = 1
-#pragma HLS INTERFACE mode = m_axi port = weights bundle = gmem1 offset = slave depth = 4194304 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 2 num_write_outstanding = 1
-#pragma HLS INTERFACE mode = m_axi port = quant bundle = gmem2 offset = slave depth = 65536 max_read_burst_length = 64 num_read_outstanding = 4 max_write_burst_length = 2 num_write_outstanding = 1
-#pragma HLS INTERFACE mode = m_axi port = arena bundle = gmem3 offset = slave depth = 4194304 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 256 num_write_outstanding = 16
+#pragma HLS INTERFACE mode = m_axi port = weights bundle = gmem1 offset = slave depth = 4194304 max_widen_bitwidth = 512 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 2 num_write_outstanding = 1
+#pragma HLS INTERFACE mode = m_axi port = quant bundle = gmem2 offset = slave depth = 65536 max_widen_bitwidth = 512 max_read_burst_length = 64 num_read_outstanding = 4 max_write_burst_length = 2 num_write_outstanding = 1
+#pragma HLS INTERFACE mode = m_axi port = arena bundle = gmem3 offset = slave depth = 4194304 max_widen_bitwidth = 512 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 256 num_write_outstanding = 16
 #pragma HLS INTERFACE mode = m_axi port = status bundle = gmem4 offset = slave depth = 2 max_read_burst_length = 2 num_read_outstanding = 1 max_write_burst_length = 2 num_write_outstanding = 1
 #pragma HLS INTERFACE mode = s_axilite port = program bundle = control
 #pragma HLS INTERFACE mode = s_axilite port = weights bundle = control
