@@ -57,8 +57,6 @@ constexpr uint32_t kWeightBufferElems = abi::kWeightBufferBytes / sizeof(weight_
 constexpr uint32_t kOutputBufferElems = abi::kOutputBufferBytes / sizeof(acc_t);
 // Elements of one chunk of a standalone element-wise layer (one tile_r x tile_c tile at most).
 constexpr uint32_t kChunkElems = abi::kMaxTileR * abi::kMaxTileC;
-// Elements of the standalone pool's line buffer and output buffer.
-constexpr uint32_t kPoolLineElems = abi::kPoolLineBytes / sizeof(act_t);
 
 // Lowest int8: the identity of max. A max window with no valid position keeps it, and the clamp
 // to [act_lo, act_hi] that follows turns it into act_lo.

@@ -158,32 +158,12 @@ conv_taps:
   }
 }
 
-// One convolution layer for one image (image = the image's arena base). Ping-pong pairs of input,
-// weight and accumulator tiles plus the store half's int8 staging tile: 2 x (input + weight +
-// output) + staging on chip.
-static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const int32_t* quant, act_t* image) {
-  act_t in_buf[2][kBanks][kInBankRows];
-  weight_t w_buf[2][kBanks][kWBankRows];
-  acc_t out_buf[2][kOutputBufferElems];
-  act_t stage[kBanks][kStageBankRows];
-#pragma HLS array_partition variable = in_buf complete dim = 1
-#pragma HLS array_partition variable = in_buf complete dim = 2
-#pragma HLS array_partition variable = w_buf complete dim = 1
-#pragma HLS array_partition variable = w_buf complete dim = 2
-#pragma HLS array_partition variable = out_buf complete dim = 1
-#pragma HLS array_partition variable = out_buf cyclic factor = kMacLanes dim = 2
-#pragma HLS array_partition variable = stage complete dim = 1
-#pragma HLS bind_storage variable = in_buf type = ram_2p impl = bram
-#pragma HLS bind_storage variable = w_buf type = ram_2p impl = bram
-#pragma HLS bind_storage variable = stage type = ram_2p impl = bram
-#if TESSERA_OUT_URAM
-  // Two lanes' int32 per 72-bit URAM word: 32 URAMs per accumulator tile, not 64.
-#pragma HLS array_reshape variable = out_buf cyclic factor = 2 dim = 2
-#pragma HLS bind_storage variable = out_buf type = ram_2p impl = uram
-#else
-#pragma HLS bind_storage variable = out_buf type = ram_2p impl = bram
-#endif
-
+// One convolution layer for one image (image = the image's arena base), on the kernel's buffers
+// (tessera_accel.cpp): ping-pong pairs of input, weight and accumulator tiles plus the store
+// half's int8 staging tile, 2 x (input + weight + output) + staging on chip.
+static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const int32_t* quant, act_t* image,
+                       act_t in_buf[2][kBanks][kInBankRows], weight_t w_buf[2][kBanks][kWBankRows],
+                       acc_t out_buf[2][kOutputBufferElems], act_t stage[kBanks][kStageBankRows]) {
   const ConvGeom g = make_conv_geom(d);
   if (g.steps == 0) return;
   ConvCursor cursor = {0, 0, 0, 0};

@@ -21,7 +21,7 @@ namespace tessera {
 namespace kernel {
 
 // quant[q .. q + count) (int32) into dst, as beats on the quant port.
-static void read_quant(const int32_t* quant, uint32_t q, uint32_t count, int32_t dst[abi::kMaxTileM]) {
+static void read_quant(const int32_t* quant, uint32_t q, uint32_t count, int32_t* dst) {
   const uint32_t n_beats = abi::schedule::run_beats(q * 4ull, count * 4);
   const uint32_t per_beat = abi::kBeatBytes / 4;
 q_read:

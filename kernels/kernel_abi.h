@@ -53,10 +53,6 @@ constexpr uint32_t kInputBufferBytes = 64 * 1024;
 constexpr uint32_t kWeightBufferBytes = 64 * 1024;
 constexpr uint32_t kOutputBufferBytes = 256 * 1024;
 
-// Standalone pool (kOpPool): the line buffer that holds the input rows of one strip's windows,
-// and the output buffer that collects results until they are written back as one run.
-constexpr uint32_t kPoolLineBytes = 4096;
-
 // Input tile rows/cols of the implicit-GEMM window (the static array bounds of the HLS kernel).
 constexpr uint32_t kMaxInputTileRows = 256;
 constexpr uint32_t kMaxInputTileCols = 256;
@@ -206,11 +202,17 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.act_lo < -128 || d.act_hi > 127 || d.act_lo > d.act_hi) return false;
   if (d.op == kOpAdd) return d.in2_channel_base + d.in_c <= d.in2_channels_total;
   if (d.op == kOpPool) {
-    return (d.pool_kind == kPoolMax || d.pool_kind == kPoolAverage) && d.pool_h >= 1 &&
-           d.pool_h <= kMaxStandalonePool && d.pool_w >= 1 && d.pool_w <= kMaxStandalonePool && d.pool_stride_h >= 1 &&
-           d.pool_stride_w >= 1 &&
-           // One window row of a strip fits the line buffer.
-           static_cast<uint64_t>(d.tile_c - 1) * d.pool_stride_w + d.pool_w <= kPoolLineBytes;
+    if ((d.pool_kind != kPoolMax && d.pool_kind != kPoolAverage) || d.pool_h < 1 || d.pool_h > kMaxStandalonePool ||
+        d.pool_w < 1 || d.pool_w > kMaxStandalonePool || d.pool_stride_h < 1 || d.pool_stride_w < 1)
+      return false;
+    // The tile's input window in the conv engine's banked input tile (kernels/accel_pool.h), its
+    // results in the staging tile.
+    const uint32_t in_rows = (d.tile_r - 1) * d.pool_stride_h + d.pool_h;
+    const uint32_t in_cols = (d.tile_c - 1) * d.pool_stride_w + d.pool_w;
+    if (in_rows > kMaxInputTileRows || in_cols > kMaxInputTileCols) return false;
+    const uint64_t pitch = d.tile_c >= d.out_w ? d.in_w : in_cols;
+    return static_cast<uint64_t>(d.tile_m) * ((in_rows * pitch + kBanks - 1) / kBanks) * kBanks <= kInputBufferBytes &&
+           static_cast<uint64_t>(d.tile_m) * d.tile_r * d.tile_c * 4 <= kOutputBufferBytes;
   }
   // Convolution.
   if (d.groups < 1 || d.in_c % d.groups != 0 || d.out_c % d.groups != 0) return false;
@@ -262,6 +264,8 @@ constexpr uint32_t kQuantReadDepth = 12;  // q_read: AXI read latency of the bur
 // st_requant: accumulator read (2) + 32x32 multiply (6) + round/shift/clamp (4) + max (1) + bank write (1)
 constexpr uint32_t kRequantDepth = 14;
 constexpr uint32_t kStoreDepth = 6;  // st_beats: bank read (2) + crossbar (1) + AXI write issue (3)
+// pool_pixels: bank read (2) + crossbar (1) + max/add (1) + requantise (average: 10) + bank write (1)
+constexpr uint32_t kPoolDepth = 15;
 constexpr uint32_t kLoadDepth = 12;  // in_beats / w_beats: AXI read latency of the burst head
 
 // Initiation interval of conv_pixels: the kMaxTileM lanes folded onto the synthesised lanes. Each

@@ -76,10 +76,11 @@ struct CostBreakdown {
   // longest, or DRAM, bounds the layer.
   double load_cycles = 0;
   double store_cycles = 0;
-  double fill_cycles = 0;   // exposed pipeline fill besides the first load: the last store
-  double dram_cycles = 0;   // shared DDR, chosen model (TSO eq. 9)
-  double dma_cycles = 0;    // seeds/000 eq. 1-4 over all transfers (reported, not in total)
-  double total_cycles = 0;  // max(compute, load, store, DRAM) + pipeline fill
+  bool serial_store = false;  // the store follows the compute in one half (pools), not beside it
+  double fill_cycles = 0;     // exposed pipeline fill besides the first load: the last store
+  double dram_cycles = 0;     // shared DDR, chosen model (TSO eq. 9)
+  double dma_cycles = 0;      // seeds/000 eq. 1-4 over all transfers (reported, not in total)
+  double total_cycles = 0;    // max(compute, load, store, DRAM) + pipeline fill
   bool memory_bound = false;
   double energy_uj = 0;  // pJ/MAC x MACs + pJ/byte x DDR bytes + static W x time
 };

@@ -95,7 +95,7 @@ double compute_half(const KernelTiling& k) {
 
 // Load half (accel_conv_load.h): per step, per tile channel its runs' beats + the read latency
 // (nothing for a tile wholly in the padding), and all lanes' weight runs in one loop.
-double load_half(const KernelTiling& k, uint32_t slice_r) {
+double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = true) {
   const ConvGeometry& g = k.g;
   const TileShape& t = k.t;
   const double depth = sch::kLoadDepth;
@@ -137,7 +137,8 @@ double load_half(const KernelTiling& k, uint32_t slice_r) {
     for (const Extent& n : k.ns) {
       const double steps = static_cast<double>(m.count * n.count);
       input += steps * tile_channels(k, m.size, n.size) * per_channel;
-      weights += steps * spatial * (m.size * beats(static_cast<double>(n.size) * k.taps, w_align) + depth);
+      if (with_weights)
+        weights += steps * spatial * (m.size * beats(static_cast<double>(n.size) * k.taps, w_align) + depth);
     }
   return input + weights;
 }
@@ -163,6 +164,48 @@ double store_half(const KernelTiling& k) {
         total += static_cast<double>(m.count * r.count * c.count) * (quant + requant + write);
       }
   return total;
+}
+
+// DDR traffic of a pool (accel_pool.h): per tile, each channel's valid input rows (one run when
+// whole rows; with whole planes a tile's channels follow each other, one run) and each lane's
+// output (one run per lane, or per row for a column tile; whole planes: one run per tile).
+void pool_traffic(const KernelTiling& k, uint64_t burst, CostBreakdown& cb) {
+  const ConvGeometry& g = k.g;
+  const TileShape& t = k.t;
+  const uint64_t tiles = ceil_div(g.out_c, t.m) * ceil_div(g.out_h, t.r) * ceil_div(g.out_w, t.c);
+  const bool single_rows = ceil_div(g.out_h, t.r) == 1;
+  cb.dma_calls = 2 * tiles;
+  for (uint32_t r0 = 0; r0 < g.out_h; r0 += t.r) {
+    const uint32_t rc = std::min(t.r, g.out_h - r0);
+    const uint64_t v = valid_inputs(r0, rc, 1, 0, 1, false, g.stride_h, g.pad_top, g.kernel_h, 1, g.in_h);
+    for (uint32_t c0 = 0; c0 < g.out_w; c0 += t.c) {
+      const uint32_t cc = std::min(t.c, g.out_w - c0);
+      const uint64_t vc =
+          k.whole_rows ? g.in_w : valid_inputs(c0, cc, 1, 0, 1, false, g.stride_w, g.pad_left, g.kernel_w, 1, g.in_w);
+      for (const Extent& m : k.ms) {
+        if (v > 0 && vc > 0) {
+          const uint64_t runs = k.whole_rows ? 1 : v, run = k.whole_rows ? v * g.in_w : vc;
+          cb.input_bytes += m.count * m.size * v * vc;
+          if (k.whole_rows && v == g.in_h) {
+            cb.dma_runs += m.count;
+            cb.bursts += m.count * ceil_div(m.size * v * vc, burst);
+          } else {
+            cb.dma_runs += m.count * m.size * runs;
+            cb.bursts += m.count * m.size * runs * ceil_div(run, burst);
+          }
+        }
+        cb.output_bytes += m.count * m.size * rc * cc;
+        if (k.whole_rows && single_rows) {
+          cb.dma_runs += m.count;
+          cb.bursts += m.count * ceil_div(static_cast<uint64_t>(m.size) * rc * cc, burst);
+        } else {
+          const uint64_t runs = k.whole_rows ? 1 : rc, run = k.whole_rows ? static_cast<uint64_t>(rc) * g.out_w : cc;
+          cb.dma_runs += m.count * m.size * runs;
+          cb.bursts += m.count * m.size * runs * ceil_div(run, burst);
+        }
+      }
+    }
+  }
 }
 
 KernelTiling make_tiling(const ConvGeometry& g, const BoardProfile& b, const TileShape& t, uint32_t slice_m,
@@ -217,6 +260,48 @@ double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const Tile
   for (const Extent& r : k.rs) rows += static_cast<double>(r.count) * g.conv_rows(r.size);
   for (const Extent& c : k.cs) cols += static_cast<double>(c.count) * g.conv_cols(c.size);
   return per_pixel * k.tap_rows * sch::conv_pixel_ii(b.mac_lanes) * rows * cols / std::max(1u, b.compute_units);
+}
+
+ConvGeometry pool_geometry(const abi::LayerDesc& d) {
+  ConvGeometry g{d.out_c,  d.in_h,          d.in_w,          d.out_c, d.out_h, d.out_w, d.pool_h,
+                 d.pool_w, d.pool_stride_h, d.pool_stride_w, 1,       1,       d.out_c};
+  g.pad_top = d.pool_pad_top;
+  g.pad_left = d.pool_pad_left;
+  return g;
+}
+
+void kernel_pool_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdown& cb) {
+  const ConvGeometry g = pool_geometry(d);
+  const TileShape t{d.tile_m, 1, d.tile_r, d.tile_c};
+  const KernelTiling k = make_tiling(g, b, t, g.out_c, g.out_h);
+  const double window = static_cast<double>(d.pool_h) * d.pool_w;
+  const bool average = d.pool_kind == abi::kPoolAverage;
+  cb.load_cycles = load_half(k, g.out_h, false);
+  const uint64_t out_plane = static_cast<uint64_t>(g.out_h) * g.out_w;
+  double pool = 0, write = average ? 1 + sch::kQuantReadDepth : 0;
+  for (const Extent& m : k.ms)
+    for (const Extent& r : k.rs)
+      for (const Extent& c : k.cs) {
+        const double n = static_cast<double>(m.count * r.count * c.count);
+        pool += n * (static_cast<double>(r.size) * c.size * window + sch::kPoolDepth);
+        const double out = k.whole_rows ? beats(static_cast<double>(r.size) * g.out_w,
+                                                align_of({out_plane, static_cast<uint64_t>(t.r) * g.out_w}))
+                                        : r.size * beats(c.size, align_of({out_plane, g.out_w, t.c}));
+        write += n * (m.size * out + sch::kStoreDepth);
+        if (average) write += n * (static_cast<double>(r.size) * c.size + sch::kRequantDepth);  // requant_tile
+      }
+  cb.mac_cycles = pool;
+  cb.store_cycles = write;
+  cb.serial_store = true;
+  cb.steps = ceil_div(g.out_c, t.m) * ceil_div(g.out_h, t.r) * ceil_div(g.out_w, t.c);
+  cb.macs = static_cast<uint64_t>(g.out_c) * out_plane * d.pool_h * d.pool_w;
+  cb.input_tile_bytes = input_buffer_bytes(g, t);
+  cb.output_tile_bytes = static_cast<uint64_t>(t.m) * t.r * t.c;
+  pool_traffic(k, b.burst_bytes, cb);
+  cb.quant_bytes = average ? 8 : 0;
+  if (average) {
+    ++cb.dma_calls, ++cb.dma_runs, ++cb.bursts;
+  }
 }
 
 }  // namespace tessera::plan

@@ -8,6 +8,7 @@
 
 #include "accel/plan/board_profile.h"
 #include "accel/plan/cost_model.h"
+#include "kernels/kernel_abi.h"
 
 namespace tessera::plan {
 
@@ -30,5 +31,10 @@ KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const T
 // The MAC pixel loops alone (no depths, no staging) over the whole layer spread over the CUs: a
 // lower bound of the compute half for every partition.
 double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const TileShape& t);
+
+// A standalone pool (kernels/accel_pool.h) on the conv engine's tiles: its traffic, the load
+// half, the pool loop (mac_cycles) and the writes (store_cycles, after the pool loop of the same
+// tile: serial_store), steps and window operations (macs).
+void kernel_pool_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdown& cb);
 
 }  // namespace tessera::plan
