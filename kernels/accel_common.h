@@ -36,11 +36,20 @@ constexpr uint32_t kMacLanes = TESSERA_MAC_LANES;
 constexpr uint32_t kMacChannels = TESSERA_MAC_CHANNELS;
 static_assert(kMacLanes >= 1 && abi::kMaxTileM % kMacLanes == 0, "MAC lanes must divide kMaxTileM");
 static_assert(kMacChannels >= 1 && abi::kMaxTileN % kMacChannels == 0, "MAC channels must divide kMaxTileN");
-// Initiation interval of the conv pixel loop: cycles the folded MAC array needs per pixel and tap.
-constexpr uint32_t kConvII = abi::schedule::conv_pixel_ii(kMacLanes, kMacChannels);
+// Initiation interval of the conv pixel loop: one (pixel, chunk of kMacChannels channels) per
+// kConvII cycles, the kMaxTileM lanes folded onto kMacLanes.
+constexpr uint32_t kConvII = abi::schedule::conv_pixel_ii(kMacLanes);
 constexpr uint32_t kMacCount = kMacLanes * kMacChannels;
-// Initiation interval of the requantisation loop: kMacLanes requantisers, tile_m lanes per pixel.
-constexpr uint32_t kRequantII = abi::schedule::requant_ii(kMacLanes);
+
+// Banked on-chip buffers (kernel_abi.h kBanks, one byte per bank and cycle): the input tile
+// (channel-major, skewed), the weight tile (lane-major, DDR order) and the output staging tile of
+// the store half (lane-major, skewed). Rows per bank:
+constexpr uint32_t kBanks = abi::kBanks;
+constexpr uint32_t kInBankRows = abi::kInputBufferBytes / kBanks;
+constexpr uint32_t kWBankRows = abi::kWeightBufferBytes / kBanks;
+// int8 results of one output tile: tile_m x pixels <= kOutputBufferBytes / 4, each lane padded to
+// whole bank rows (at most kMaxTileM more rows).
+constexpr uint32_t kStageBankRows = abi::kOutputBufferBytes / 4 / kBanks + abi::kMaxTileM;
 
 // Static sizes of the on-chip buffers, in elements (kernel_abi.h gives them in bytes).
 constexpr uint32_t kInputBufferElems = abi::kInputBufferBytes / sizeof(act_t);
@@ -48,8 +57,6 @@ constexpr uint32_t kWeightBufferElems = abi::kWeightBufferBytes / sizeof(weight_
 constexpr uint32_t kOutputBufferElems = abi::kOutputBufferBytes / sizeof(acc_t);
 // Elements of one chunk of a standalone element-wise layer (one tile_r x tile_c tile at most).
 constexpr uint32_t kChunkElems = abi::kMaxTileR * abi::kMaxTileC;
-// Elements of the standalone pool's line buffer and output buffer.
-constexpr uint32_t kPoolLineElems = abi::kPoolLineBytes / sizeof(act_t);
 
 // Lowest int8: the identity of max. A max window with no valid position keeps it, and the clamp
 // to [act_lo, act_hi] that follows turns it into act_lo.

@@ -3,15 +3,17 @@
 // below is empty and the kernel text HLS synthesises is the same as without this file.
 //
 // What is counted, per fabric layer (the layer loop in tessera_accel.cpp selects the slot):
-//  - AXI traffic per m_axi port: elements read and written (one beat each: the ports carry int8 /
-//    int32 elements), bytes, and bursts. A burst is a run of consecutive addresses in one
+//  - AXI traffic per m_axi port: accesses (one per 512-bit beat, counted with the bytes the beat
+//    carries for the kernel), bytes, and bursts. A burst is a run of consecutive addresses in one
 //    direction on one port, cut every `burst_bytes` bytes (the board's DDR burst, as the cost
 //    model's `bursts` counts them: ceil(run bytes / burst) per contiguous run). This assumes HLS
 //    widens the port so one AXI transaction carries a whole DDR burst.
 //  - Cycles of every pipelined loop: iterations x the II its pragma declares, plus the pipeline
 //    depth of one loop entry (abi::schedule in kernel_abi.h lists the depths assumed). Loops of
-//    the load half (load_conv_tile) and of the compute half (compute_store_tile) are summed
-//    apart: in hardware the two halves run concurrently on opposite ping-pong buffers.
+//    the load half (load_conv_tile), the compute half (compute_conv_tile) and the store half
+//    (store_conv_tile) are summed apart: in hardware the three run concurrently on opposite
+//    ping-pong buffers. Where two loops of one half run side by side (the weight staging beside
+//    the pixel loop), the kernel counts the longer of the two (TESSERA_COUNT_CYCLES).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,7 @@ namespace tessera {
 namespace kernel {
 
 enum CountPort : uint32_t { kPortProgram = 0, kPortWeights, kPortQuant, kPortArena, kPortStatus, kPortCount };
-enum CountHalf : uint32_t { kHalfLoad = 0, kHalfCompute, kHalfOther, kHalfCount };
+enum CountHalf : uint32_t { kHalfLoad = 0, kHalfCompute, kHalfStore, kHalfOther, kHalfCount };
 
 struct PortCounter {
   uint64_t beats_read = 0, beats_written = 0;
@@ -35,8 +37,8 @@ struct PortCounter {
 
 struct LayerCounter {
   PortCounter ports[kPortCount];
-  uint64_t loop_cycles[kHalfCount] = {0, 0, 0};
-  uint64_t loop_entries[kHalfCount] = {0, 0, 0};
+  uint64_t loop_cycles[kHalfCount] = {0, 0, 0, 0};
+  uint64_t loop_entries[kHalfCount] = {0, 0, 0, 0};
   uint64_t steps = 0;  // conv steps (output tile x channel slice)
 };
 
@@ -79,10 +81,21 @@ inline void count_loop(uint32_t half, uint64_t iterations, uint32_t ii, uint32_t
   l->loop_entries[half] += 1;
 }
 
+// Cycles of a region whose length the kernel computes (e.g. the longer of two concurrent loops).
+inline void count_cycles(uint32_t half, uint64_t cycles) {
+  LayerCounter* l = counted_layer();
+  if (l == nullptr) return;
+  l->loop_cycles[half] += cycles;
+}
+
 }  // namespace kernel
 }  // namespace tessera
 
 #define TESSERA_COUNT_READ(port, ptr) ::tessera::kernel::count_access(port, false, (ptr), sizeof(*(ptr)))
+// One beat of `bytes` consecutive bytes from `ptr` (a wide port).
+#define TESSERA_COUNT_READ_BEAT(port, ptr, bytes) ::tessera::kernel::count_access(port, false, (ptr), (bytes))
+#define TESSERA_COUNT_WRITE_BEAT(port, ptr, bytes) ::tessera::kernel::count_access(port, true, (ptr), (bytes))
+#define TESSERA_COUNT_CYCLES(half, cycles) ::tessera::kernel::count_cycles(half, cycles)
 #define TESSERA_COUNT_WRITE(port, ptr) ::tessera::kernel::count_access(port, true, (ptr), sizeof(*(ptr)))
 #define TESSERA_COUNT_LOOP(half, iterations, ii, depth) ::tessera::kernel::count_loop(half, iterations, ii, depth)
 #define TESSERA_COUNT_LAYER(index) (::tessera::kernel::kernel_counters().current = (index))
@@ -94,6 +107,9 @@ inline void count_loop(uint32_t half, uint64_t iterations, uint32_t ii, uint32_t
 #else
 
 #define TESSERA_COUNT_READ(port, ptr) ((void)0)
+#define TESSERA_COUNT_READ_BEAT(port, ptr, bytes) ((void)0)
+#define TESSERA_COUNT_WRITE_BEAT(port, ptr, bytes) ((void)0)
+#define TESSERA_COUNT_CYCLES(half, cycles) ((void)0)
 #define TESSERA_COUNT_WRITE(port, ptr) ((void)0)
 #define TESSERA_COUNT_LOOP(half, iterations, ii, depth) ((void)0)
 #define TESSERA_COUNT_LAYER(index) ((void)0)

@@ -9,153 +9,128 @@
 //            pool_h x pool_w window), and no partial ceil-mode windows. Anything else stays on the
 //            ARM host.
 //
-// Schedule: per channel and output row, tile_c-wide strips of output columns. The input a strip's
-// windows need goes into an on-chip line buffer by sequential reads, one DMA run each:
-//   - when the strip spans the whole output row, the window's valid input rows are read whole
-//     (all in_w columns, a superset of those the windows touch). Whole rows are contiguous in
-//     CHW, so all of them are ONE run of rows x in_w bytes when that fits the line buffer (a
-//     global pool: the whole plane; a 3x3/2 pool over a 112-wide row: 3 x 112 bytes);
-//   - otherwise each valid window row is one run over the strip's input columns, which fit the
-//     line buffer by abi::layer_fits ((tile_c - 1) x pool_stride_w + pool_w <= kPoolLineBytes).
-// Accumulators stay on chip, one per output column. Results collect in an output buffer written
-// back as one run when the next strip does not continue it in DDR or it would overflow; strips
-// come in raster order of a contiguous channel slice, so that is one run per kPoolLineBytes.
+// Schedule: the conv engine's tiles and buffers, 64 channels wide. A pool is a depthwise window
+// op, so the layer is tiled like a depthwise conv with the pool window as kernel (pool_view):
+// tile_m channels x tile_r x tile_c output pixels. Per tile, the conv load half brings the
+// channels' input window in 512-bit beats into the banked input tile (accel_conv_load.h); the pool
+// loop takes one (output pixel, window position) per cycle, all tile_m channels of that input
+// pixel at once (one pixel's channels sit in distinct banks), into tile_m running max / sum
+// registers; at the window's last position a max goes to the staging tile, a sum to the
+// accumulator tile, which the conv store half's requant_tile (the same requantisers: one shared
+// instance) turns into int8 in the staging tile; write_tile (accel_conv_store.h) writes it back in
+// 512-bit beats. The next tile's load
+// runs beside the current tile's pool loop and write (ping-pong input tiles).
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/accel_common.h"
+#include "kernels/accel_conv_load.h"
+#include "kernels/accel_conv_store.h"
 
 namespace tessera {
 namespace kernel {
 
-// A window bound (input row or column, may be negative in the padding) clipped to [0, bound].
-inline uint32_t clip_to(int32_t v, uint32_t bound) {
-  return v < 0 ? 0u : (static_cast<uint32_t>(v) > bound ? bound : static_cast<uint32_t>(v));
+// The pool as a depthwise conv (kernel = window, one channel per group, no fused pool): the
+// descriptor the conv engine's tiling, load and write use. Never checked by layer_fits: a pool
+// window may exceed kMaxKernel (abi::layer_fits checks the pool's own rule).
+inline abi::LayerDesc pool_view(const abi::LayerDesc& d) {
+  abi::LayerDesc v = d;
+  v.kernel_h = d.pool_h;
+  v.kernel_w = d.pool_w;
+  v.stride_h = d.pool_stride_h;
+  v.stride_w = d.pool_stride_w;
+  v.pad_top = d.pool_pad_top;
+  v.pad_left = d.pool_pad_left;
+  v.dilation_h = v.dilation_w = 1;
+  v.in_c = d.out_c;
+  v.groups = d.out_c;
+  v.tile_n = 1;
+  v.conv_h = d.out_h;
+  v.conv_w = d.out_w;
+  v.pool_kind = abi::kPoolNone;
+  return v;
 }
 
-// One DMA run: count bytes from DDR into the line buffer.
-static void pool_read_run(const act_t* src, uint32_t count, act_t line[kPoolLineElems]) {
-pool_read:
-  for (uint32_t i = 0; i < count; ++i) {
+// The pool loop of one tile: max or sum over each window's valid positions, tile_m channels per
+// cycle, results (requantised for average) into the staging tile.
+static void pool_tile(const ConvStep& s, const abi::LayerDesc& v, bool average, const act_t in_buf[kBanks][kInBankRows],
+                      acc_t sums[kOutputBufferElems], act_t stage[kBanks][kStageBankRows]) {
+#pragma HLS inline off
+  const uint32_t pixels = s.r_count * s.c_count, window = v.kernel_h * v.kernel_w;
+  const uint32_t lane_rows = ceil_div(pixels, kBanks);
+  int32_t acc[abi::kMaxTileM];
+#pragma HLS array_partition variable = acc complete
+  uint32_t q = 0, pr = 0, pc = 0, wy = 0, wx = 0;
+pool_pixels:
+  for (uint32_t i = 0; i < pixels * window; ++i) {
 #pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 4096 avg = 336
-    line[i] = src[i];
-  }
-}
-
-// One DMA run: the output buffer's count bytes back to DDR.
-static void pool_write_run(const act_t out_line[kPoolLineElems], uint32_t count, act_t* dst) {
-pool_write:
-  for (uint32_t i = 0; i < count; ++i) {
-#pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 4096 avg = 2048
-    dst[i] = out_line[i];
-  }
-}
-
-// The windows of one strip, output columns [c0, c0 + c_count) of an output row whose valid input
-// rows are [y0, y1), of the channel at src_chan: max (or sum when `average`) of each window's
-// valid positions into acc[0, c_count). Inlined: the loops nest in pool_layer's as before.
-static void pool_strip(const abi::LayerDesc& d, bool average, const act_t* image, uint32_t src_chan, uint32_t y0,
-                       uint32_t y1, uint32_t c0, uint32_t c_count, int32_t acc[abi::kMaxTileC],
-                       act_t line[kPoolLineElems]) {
-#pragma HLS inline
-  // Input columns [x0, x1) the strip's windows touch.
-  const int32_t wx0 = static_cast<int32_t>(c0 * d.pool_stride_w) - static_cast<int32_t>(d.pool_pad_left);
-  const uint32_t x0 = clip_to(wx0, d.in_w);
-  const uint32_t x1 = clip_to(wx0 + static_cast<int32_t>((c_count - 1) * d.pool_stride_w + d.pool_w), d.in_w);
-  // Whole rows, all window rows in one run, when the strip spans the output row and they fit.
-  const bool merged = c_count == d.out_w && y1 > y0 && (y1 - y0) * d.in_w <= kPoolLineElems;
-  const uint32_t xs = merged ? 0 : x0;
-  const uint32_t row_len = merged ? d.in_w : x1 - x0;
-  const uint32_t run_rows = merged ? y1 - y0 : 1;
-  const uint32_t y_end = row_len > 0 ? y1 : y0;  // a strip wholly in the padding reads nothing
-pool_init:
-  for (uint32_t j = 0; j < c_count; ++j) {
-#pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 64 avg = 14
-    acc[j] = average ? 0 : kInt8Min;
-  }
-pool_runs:
-  for (uint32_t y = y0; y < y_end; y += run_rows) {
-#pragma HLS loop_tripcount min = 1 max = 16 avg = 1
-    pool_read_run(image + src_chan + y * d.in_w + xs, run_rows * row_len, line);
-  pool_wy:
-    for (uint32_t k = 0; k < run_rows; ++k) {
-#pragma HLS loop_tripcount min = 1 max = 16 avg = 3
-      // Window row of every output column of the strip; `run` carries one column's value so
-      // the loop has no memory recurrence (acc[j] is read at wx == 0, written at the last wx).
-      const uint32_t line_row = k * row_len;
-      uint32_t j = 0, wx = 0;
-      int32_t run = 0;
-    pool_wx:
-      for (uint32_t i = 0; i < c_count * d.pool_w; ++i) {
-#pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 1024 avg = 42
-        if (wx == 0) run = acc[j];
-        const int32_t ix =
-            static_cast<int32_t>((c0 + j) * d.pool_stride_w + wx) - static_cast<int32_t>(d.pool_pad_left);
-        if (in_range(ix, d.in_w)) {
-          const int32_t v = line[line_row + static_cast<uint32_t>(ix) - xs];
-          run = average ? run + v : max_i32(run, v);
-        }
-        if (++wx == d.pool_w) {
-          acc[j] = run;
-          wx = 0;
-          ++j;
+#pragma HLS loop_tripcount min = 1 max = 65536 avg = 1024
+    const uint32_t row = pr * v.stride_h + wy, col = pc * v.stride_w + wx;
+    const bool valid =
+        in_range(s.in_r0 + static_cast<int32_t>(row), v.in_h) && in_range(s.in_c0 + static_cast<int32_t>(col), v.in_w);
+    const uint32_t p = static_cast<uint32_t>(static_cast<int32_t>(row * s.pitch + col) - s.col0);
+    const bool first = wy == 0 && wx == 0, last = wy + 1 == v.kernel_h && wx + 1 == v.kernel_w;
+  pool_lanes:
+    for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
+      if (m < s.m_count) {
+        const int32_t prev = first ? (average ? 0 : kInt8Min) : acc[m];
+        const int32_t x = valid ? static_cast<int32_t>(in_buf[(p + m) % kBanks][m * s.ch_rows + p / kBanks]) : 0;
+        acc[m] = !valid ? prev : (average ? prev + x : max_i32(prev, x));
+        if (last && average) sums[q * s.m_count + m] = acc[m];
+        if (last && !average) stage[(q + m) % kBanks][m * lane_rows + q / kBanks] = static_cast<act_t>(acc[m]);
+      }
+    }
+    if (++wx == v.kernel_w) {
+      wx = 0;
+      if (++wy == v.kernel_h) {
+        wy = 0;
+        ++q;
+        if (++pc == s.c_count) {
+          pc = 0;
+          ++pr;
         }
       }
     }
   }
+  TESSERA_COUNT_LOOP(kHalfCompute, pixels * window, 1, abi::schedule::kPoolDepth);
 }
 
-static void pool_layer(const abi::LayerDesc& d, const int32_t* quant, act_t* image) {
+// One pool layer for one image, on the conv engine's input tiles, accumulator and staging tiles.
+static void pool_layer(const abi::LayerDesc& d, const int32_t* quant, act_t* image,
+                       act_t in_buf[2][kBanks][kInBankRows], acc_t sums[kOutputBufferElems],
+                       act_t stage[kBanks][kStageBankRows]) {
   const bool average = d.pool_kind == abi::kPoolAverage;
-  const int32_t mult = average ? quant[d.quant_offset] : 0;
-  const int32_t shift = average ? quant[d.quant_offset + 1] : 0;
-  const uint32_t in_plane = d.in_h * d.in_w;
-  const uint32_t out_plane = d.out_h * d.out_w;
-  int32_t acc[abi::kMaxTileC];
-  act_t line[kPoolLineElems];
-  act_t out_line[kPoolLineElems];
-  uint32_t pending = 0, pending_dst = 0;  // results in out_line, and where they go
-pool_chans:
-  for (uint32_t c = 0; c < d.out_c; ++c) {
-#pragma HLS loop_tripcount min = 1 max = 1024 avg = 64
-    const uint32_t src_chan = d.in_offset + (d.in_channel_base + c) * in_plane;
-    const uint32_t dst_chan = d.out_offset + (d.out_channel_base + c) * out_plane;
-  pool_rows:
-    for (uint32_t r = 0; r < d.out_h; ++r) {
-#pragma HLS loop_tripcount min = 1 max = 256 avg = 14
-      // The window's valid input rows [y0, y1).
-      const int32_t wy0 = static_cast<int32_t>(r * d.pool_stride_h) - static_cast<int32_t>(d.pool_pad_top);
-      const uint32_t y0 = clip_to(wy0, d.in_h);
-      const uint32_t y1 = clip_to(wy0 + static_cast<int32_t>(d.pool_h), d.in_h);
-    pool_strips:
-      for (uint32_t c0 = 0; c0 < d.out_w; c0 += d.tile_c) {
-#pragma HLS loop_tripcount min = 1 max = 8 avg = 1
-        const uint32_t c_count = min_u32(d.tile_c, d.out_w - c0);
-        pool_strip(d, average, image, src_chan, y0, y1, c0, c_count, acc, line);
-        // Results go to out_line; it is written back first when this strip does not continue it.
-        const uint32_t dst = dst_chan + r * d.out_w + c0;
-        if (pending > 0 && (pending_dst + pending != dst || pending + c_count > kPoolLineElems)) {
-          pool_write_run(out_line, pending, image + pending_dst);
-          pending = 0;
-        }
-        if (pending == 0) pending_dst = dst;
-      pool_store:
-        for (uint32_t j = 0; j < c_count; ++j) {
-#pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 64 avg = 14
-          const int32_t y = average ? abi::requantize(acc[j], mult, shift, d.act_lo, d.act_hi) : acc[j];
-          out_line[pending + j] = static_cast<act_t>(y);
-        }
-        pending += c_count;
-      }
-    }
+  // {M, S} of an average pool, the same for every lane; no bias.
+  int32_t q[2] = {0, 0}, bias[abi::kMaxTileM], mult[abi::kMaxTileM], shift[abi::kMaxTileM];
+  if (average) read_quant(quant, d.quant_offset, 2, q);
+pool_quant:
+  for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
+#pragma HLS unroll
+    bias[m] = 0;
+    mult[m] = q[0];
+    shift[m] = q[1];
   }
-  if (pending > 0) pool_write_run(out_line, pending, image + pending_dst);
+  const abi::LayerDesc v = pool_view(d);
+  const ConvGeom g = make_conv_geom(v);
+  ConvCursor cursor = {0, 0, 0, 0};
+  ConvStep cur = make_conv_step(v, g, cursor);
+  load_input_tile(cur, v, g, image, in_buf[0]);  // prologue
+  uint32_t half = 0;
+pool_tiles:
+  for (uint32_t step = 0; step < g.steps; ++step) {
+#pragma HLS loop_tripcount min = 1 max = 4096 avg = 16
+    const bool has_next = step + 1 < g.steps;
+    advance(cursor, g);
+    const ConvStep next = has_next ? make_conv_step(v, g, cursor) : cur;
+    TESSERA_COUNT_STEP();
+    if (has_next) load_input_tile(next, v, g, image, in_buf[half ^ 1]);
+    pool_tile(cur, v, average, in_buf[half], sums, stage);
+    if (average) requant_tile(cur, v, g, sums, bias, mult, shift, stage);
+    write_tile(cur, v, g, stage, image);
+    half ^= 1;
+    cur = next;
+  }
 }
 
 }  // namespace kernel

@@ -47,18 +47,21 @@ constexpr uint32_t kMaxStandalonePool = 16;  // standalone pool window (incl. gl
 
 // One buffer of each double-buffered pair, in bytes. Input tile: T_n x in_rows x in_cols int8;
 // weight tile: T_m x T_n x kh x kw int8; output tile: T_m x conv_rows x conv_cols int32
-// accumulators. Total on-chip = 2 x (input + weight) + output.
+// accumulators. All three are double-buffered (load, compute and store run concurrently), so the
+// on-chip total is 2 x (input + weight + output).
 constexpr uint32_t kInputBufferBytes = 64 * 1024;
 constexpr uint32_t kWeightBufferBytes = 64 * 1024;
 constexpr uint32_t kOutputBufferBytes = 256 * 1024;
 
-// Standalone pool (kOpPool): the line buffer that holds the input rows of one strip's windows,
-// and the output buffer that collects results until they are written back as one run.
-constexpr uint32_t kPoolLineBytes = 4096;
-
 // Input tile rows/cols of the implicit-GEMM window (the static array bounds of the HLS kernel).
 constexpr uint32_t kMaxInputTileRows = 256;
 constexpr uint32_t kMaxInputTileCols = 256;
+
+// The m_axi data width of the weight and arena ports: 512 bits, one 64-byte beat per cycle. The
+// on-chip input, weight and output-staging buffers are split into as many banks (one byte each
+// per cycle), so a beat lands in, and a pixel's 64 channels leave, the buffer in one cycle.
+constexpr uint32_t kBeatBytes = 64;
+constexpr uint32_t kBanks = 64;
 
 // ---- Requantisation -----------------------------------------------------------------------------
 // y = clamp((acc * M + (1 << (S - 1))) >> S, lo, hi), acc = int32 sum + int32 bias, M a positive
@@ -199,11 +202,17 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.act_lo < -128 || d.act_hi > 127 || d.act_lo > d.act_hi) return false;
   if (d.op == kOpAdd) return d.in2_channel_base + d.in_c <= d.in2_channels_total;
   if (d.op == kOpPool) {
-    return (d.pool_kind == kPoolMax || d.pool_kind == kPoolAverage) && d.pool_h >= 1 &&
-           d.pool_h <= kMaxStandalonePool && d.pool_w >= 1 && d.pool_w <= kMaxStandalonePool && d.pool_stride_h >= 1 &&
-           d.pool_stride_w >= 1 &&
-           // One window row of a strip fits the line buffer.
-           static_cast<uint64_t>(d.tile_c - 1) * d.pool_stride_w + d.pool_w <= kPoolLineBytes;
+    if ((d.pool_kind != kPoolMax && d.pool_kind != kPoolAverage) || d.pool_h < 1 || d.pool_h > kMaxStandalonePool ||
+        d.pool_w < 1 || d.pool_w > kMaxStandalonePool || d.pool_stride_h < 1 || d.pool_stride_w < 1)
+      return false;
+    // The tile's input window in the conv engine's banked input tile (kernels/accel_pool.h), its
+    // results in the staging tile.
+    const uint32_t in_rows = (d.tile_r - 1) * d.pool_stride_h + d.pool_h;
+    const uint32_t in_cols = (d.tile_c - 1) * d.pool_stride_w + d.pool_w;
+    if (in_rows > kMaxInputTileRows || in_cols > kMaxInputTileCols) return false;
+    const uint64_t pitch = d.tile_c >= d.out_w ? d.in_w : in_cols;
+    return static_cast<uint64_t>(d.tile_m) * ((in_rows * pitch + kBanks - 1) / kBanks) * kBanks <= kInputBufferBytes &&
+           static_cast<uint64_t>(d.tile_m) * d.tile_r * d.tile_c * 4 <= kOutputBufferBytes;
   }
   // Convolution.
   if (d.groups < 1 || d.in_c % d.groups != 0 || d.out_c % d.groups != 0) return false;
@@ -228,8 +237,16 @@ inline bool layer_fits(const LayerDesc& d) {
   const uint32_t in_rows = (conv_rows - 1) * d.stride_h + (d.kernel_h - 1) * d.dilation_h + 1;
   const uint32_t in_cols = (conv_cols - 1) * d.stride_w + (d.kernel_w - 1) * d.dilation_w + 1;
   if (in_rows > kMaxInputTileRows || in_cols > kMaxInputTileCols) return false;
-  if (static_cast<uint64_t>(groups_in_tile) * d.tile_n * in_rows * in_cols > kInputBufferBytes) return false;
-  if (static_cast<uint64_t>(d.tile_m) * d.tile_n * d.kernel_h * d.kernel_w > kWeightBufferBytes) return false;
+  // The banked buffers hold each tile channel (input) and each lane (weights) in whole rows of
+  // kBanks bytes: see input_channel_rows() and weight_lane_rows().
+  const bool whole_rows = d.tile_c >= d.out_w;
+  const uint64_t in_pitch = whole_rows ? d.in_w : in_cols;
+  if (static_cast<uint64_t>(groups_in_tile) * d.tile_n * ((in_rows * in_pitch + kBanks - 1) / kBanks) * kBanks >
+      kInputBufferBytes)
+    return false;
+  if (static_cast<uint64_t>(d.tile_m) * ((d.tile_n * d.kernel_h * d.kernel_w + kBanks - 1) / kBanks) * kBanks >
+      kWeightBufferBytes)
+    return false;
   if (static_cast<uint64_t>(d.tile_m) * conv_rows * conv_cols * 4 > kOutputBufferBytes) return false;
   return true;
 }
@@ -239,22 +256,56 @@ inline bool layer_fits(const LayerDesc& d) {
 // are assumptions (no HLS report exists yet): cycles from a loop entry's first issue to its last
 // result, paid once per loop entry on top of iterations x II.
 namespace schedule {
-constexpr uint32_t kLaneBaseDepth = 2;     // lane_bases: counter + register write
-constexpr uint32_t kWeightStageDepth = 4;  // w_stage: BRAM read (2) + lane mux + register write
-// conv_pixels: address (1) + BRAM read (2) + DSP multiply (3) + 64-input adder tree (6) +
+constexpr uint32_t kWeightStageDepth = 4;  // w_stage: bank read (2) + crossbar + register write
+// conv_pixels: address (1) + bank read (2) + crossbar (1) + DSP multiply (3) + adder tree (6) +
 // accumulator read-modify-write (2).
-constexpr uint32_t kConvPixelDepth = 14;
-constexpr uint32_t kQuantReadDepth = 12;  // q_bias/q_mult/q_shift: AXI read latency of the burst head
-constexpr uint32_t kRequantDepth = 10;    // requant_pixels: 32x32 multiply (6) + round/shift/clamp (4)
-constexpr uint32_t kStoreDepth = 6;       // st_cols: 3x3 max tree (3) + AXI write issue (3)
-constexpr uint32_t kLoadDepth = 12;       // in_cols / w_run: AXI read latency of the burst head
+constexpr uint32_t kConvPixelDepth = 15;
+constexpr uint32_t kQuantReadDepth = 12;  // q_read: AXI read latency of the burst head
+// st_requant: accumulator read (2) + 32x32 multiply (6) + round/shift/clamp (4) + max (1) + bank write (1)
+constexpr uint32_t kRequantDepth = 14;
+constexpr uint32_t kStoreDepth = 6;  // st_beats: bank read (2) + crossbar (1) + AXI write issue (3)
+// pool_pixels: bank read (2) + crossbar (1) + max/add (1) + requantise (average: 10) + bank write (1)
+constexpr uint32_t kPoolDepth = 15;
+constexpr uint32_t kLoadDepth = 12;  // in_beats / w_beats: AXI read latency of the burst head
 
-// Initiation interval of conv_pixels for a MAC array of lanes x channels (the 64 x 64 datapath
-// folded onto it), and of requant_pixels (lanes requantisers for kMaxTileM lanes).
-constexpr uint32_t conv_pixel_ii(uint32_t lanes, uint32_t channels) {
-  return (kMaxTileM / lanes) * (kMaxTileN / channels);
+// Initiation interval of conv_pixels: the kMaxTileM lanes folded onto the synthesised lanes. Each
+// iteration is one (pixel, chunk of `channels` input channels); a pixel takes vector_chunks().
+constexpr uint32_t conv_pixel_ii(uint32_t lanes) { return kMaxTileM / lanes; }
+
+// Few-channel mapping: when a tile's channels times the kernel width fit one MAC vector, the
+// kernel width is folded into it (im2col along x: the vector is (channel, kx) pairs, the tap loop
+// runs over kernel rows only). Plain (ungrouped) convs without horizontal dilation.
+inline bool folds_kernel_width(uint32_t groups, uint32_t tile_n, uint32_t kernel_w, uint32_t dilation_w) {
+  return groups == 1 && kernel_w > 1 && dilation_w == 1 && tile_n * kernel_w <= kMaxTileN;
 }
-constexpr uint32_t requant_ii(uint32_t lanes) { return kMaxTileM / lanes; }
+
+// Elements of the MAC vector a pixel supplies per tap (row) and the chunks the array folds it into.
+inline uint32_t vector_length(bool fold, uint32_t tile_channels, uint32_t kernel_w) {
+  return fold ? tile_channels * kernel_w : tile_channels;
+}
+inline uint32_t vector_chunks(uint32_t length, uint32_t channels) { return (length + channels - 1) / channels; }
+
+// Passes of the weight staging per lane: a lane's weights sit in the weight buffer in DDR order
+// (n x kh x kw) over kBanks banks, and one staging read takes at most one element per bank. A
+// tap's vector reads elements n * taps + t (stride taps); a folded kernel row reads
+// n * taps + ky * kw + kx. Passes = the largest number of elements in one bank (1 for odd taps).
+inline uint32_t stage_passes(bool fold, uint32_t n, uint32_t kernel_h, uint32_t kernel_w) {
+  uint32_t hits[kBanks] = {};
+  uint32_t most = 0;
+  const uint32_t taps = kernel_h * kernel_w, width = fold ? kernel_w : 1;
+  for (uint32_t c = 0; c < n; ++c) {
+    for (uint32_t x = 0; x < width; ++x) {
+      const uint32_t bank = (c * taps + x) % kBanks;
+      if (++hits[bank] > most) most = hits[bank];
+    }
+  }
+  return most;
+}
+
+// Beats a run of `bytes` starting at byte address `addr` takes on a kBeatBytes-wide port.
+inline uint32_t run_beats(uint64_t addr, uint32_t bytes) {
+  return bytes == 0 ? 0 : static_cast<uint32_t>((addr % kBeatBytes + bytes + kBeatBytes - 1) / kBeatBytes);
+}
 }  // namespace schedule
 
 }  // namespace abi

@@ -45,11 +45,22 @@ static void write_status(uint32_t* status, uint32_t code, uint32_t layer) {
   status[1] = layer;
 }
 
+// The on-chip buffers every layer engine shares (accel_conv.h, accel_pool.h): ping-pong input
+// and weight tiles in abi::kBanks single-byte banks, ping-pong int32 accumulator tiles, and the
+// int8 staging tile of the store half.
+struct Buffers {
+  act_t in_buf[2][kBanks][kInBankRows];
+  weight_t w_buf[2][kBanks][kWBankRows];
+  acc_t out_buf[2][kOutputBufferElems];
+  act_t stage[kBanks][kStageBankRows];
+};
+
 // Runs one validated layer on one image (image = that image's arena base).
-static void run_layer(const abi::LayerDesc& d, const weight_t* weights, const int32_t* quant, act_t* image) {
+static void run_layer(const abi::LayerDesc& d, const weight_t* weights, const int32_t* quant, act_t* image,
+                      Buffers& b) {
   switch (d.op) {
-    case abi::kOpConv: conv_layer(d, weights, quant, image); break;
-    case abi::kOpPool: pool_layer(d, quant, image); break;
+    case abi::kOpConv: conv_layer(d, weights, quant, image, b.in_buf, b.w_buf, b.out_buf, b.stage); break;
+    case abi::kOpPool: pool_layer(d, quant, image, b.in_buf, b.out_buf[0], b.stage); break;
     case abi::kOpAdd: add_layer(d, quant, image); break;
     default: break;  // unreachable: layer_fits() rejects every other op
   }
@@ -65,9 +76,9 @@ extern "C" void tessera_accel(const uint32_t* program, const int8_t* weights, co
   // One port a line, as Vitis reads them.
   // clang-format off
 #pragma HLS INTERFACE mode = m_axi port = program bundle = gmem0 offset = slave depth = 47120 max_read_burst_length = 64 num_read_outstanding = 4 max_write_burst_length = 2 num_write_outstanding = 1
-#pragma HLS INTERFACE mode = m_axi port = weights bundle = gmem1 offset = slave depth = 4194304 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 2 num_write_outstanding = 1
-#pragma HLS INTERFACE mode = m_axi port = quant bundle = gmem2 offset = slave depth = 65536 max_read_burst_length = 64 num_read_outstanding = 4 max_write_burst_length = 2 num_write_outstanding = 1
-#pragma HLS INTERFACE mode = m_axi port = arena bundle = gmem3 offset = slave depth = 4194304 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 256 num_write_outstanding = 16
+#pragma HLS INTERFACE mode = m_axi port = weights bundle = gmem1 offset = slave depth = 4194304 max_widen_bitwidth = 512 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 2 num_write_outstanding = 1
+#pragma HLS INTERFACE mode = m_axi port = quant bundle = gmem2 offset = slave depth = 65536 max_widen_bitwidth = 512 max_read_burst_length = 64 num_read_outstanding = 4 max_write_burst_length = 2 num_write_outstanding = 1
+#pragma HLS INTERFACE mode = m_axi port = arena bundle = gmem3 offset = slave depth = 4194304 max_widen_bitwidth = 512 max_read_burst_length = 256 num_read_outstanding = 16 max_write_burst_length = 256 num_write_outstanding = 16
 #pragma HLS INTERFACE mode = m_axi port = status bundle = gmem4 offset = slave depth = 2 max_read_burst_length = 2 num_read_outstanding = 1 max_write_burst_length = 2 num_write_outstanding = 1
 #pragma HLS INTERFACE mode = s_axilite port = program bundle = control
 #pragma HLS INTERFACE mode = s_axilite port = weights bundle = control
@@ -77,6 +88,31 @@ extern "C" void tessera_accel(const uint32_t* program, const int8_t* weights, co
 #pragma HLS INTERFACE mode = s_axilite port = return bundle = control
   // clang-format on
   using namespace tessera;
+  // Static: one set for the kernel's lifetime (and off the C simulation's stack, which makes the
+  // C simulation non-reentrant: one launch at a time per process).
+  static kernel::Buffers buffers;
+#pragma HLS array_partition variable = buffers.in_buf complete dim = 1
+#pragma HLS array_partition variable = buffers.in_buf complete dim = 2
+#pragma HLS array_partition variable = buffers.w_buf complete dim = 1
+#pragma HLS array_partition variable = buffers.w_buf complete dim = 2
+#pragma HLS array_partition variable = buffers.out_buf complete dim = 1
+#pragma HLS array_partition variable = buffers.out_buf cyclic factor = kernel::kMacLanes dim = 2
+#pragma HLS array_partition variable = buffers.stage complete dim = 1
+#pragma HLS bind_storage variable = buffers.in_buf type = ram_2p impl = bram
+#pragma HLS bind_storage variable = buffers.w_buf type = ram_2p impl = bram
+#pragma HLS bind_storage variable = buffers.stage type = ram_2p impl = bram
+#if TESSERA_OUT_URAM
+  // Two lanes' int32 per 72-bit URAM word: 32 URAMs per accumulator tile, not 64.
+#pragma HLS array_reshape variable = buffers.out_buf cyclic factor = 2 dim = 2
+#pragma HLS bind_storage variable = buffers.out_buf type = ram_2p impl = uram
+#else
+#pragma HLS bind_storage variable = buffers.out_buf type = ram_2p impl = bram
+#endif
+  // The conv and pool engines share one instance of the load, requantise and write functions
+  // (the requantisers and the beat crossbars exist once).
+#pragma HLS allocation function instances = load_input_tile limit = 1
+#pragma HLS allocation function instances = requant_tile limit = 1
+#pragma HLS allocation function instances = write_tile limit = 1
 
   uint32_t header_words[abi::kHeaderWords];
   kernel::read_words(program, 0, header_words, abi::kHeaderWords);
@@ -104,7 +140,7 @@ layers:
     for (uint32_t n = 0; n < header.batch; ++n) {
 #pragma HLS loop_tripcount min = 1 max = 64 avg = 8
       int8_t* image = arena + static_cast<uint64_t>(n) * header.arena_image_bytes;
-      kernel::run_layer(desc, weights, quant, image);
+      kernel::run_layer(desc, weights, quant, image, buffers);
     }
   }
   kernel::write_status(status, abi::kRunOk, 0);

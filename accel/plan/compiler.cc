@@ -318,15 +318,17 @@ Status choose_tiles(abi::LayerDesc& d) {
     d.tile_r = abi::kMaxTileR;
     d.tile_c = abi::kMaxTileC;
   }
-  // Shrink rows, then columns, then input channels, then output channels until it fits.
+  // Shrink rows, then columns, then input channels, then output channels until it fits. A pool
+  // keeps whole output rows as long as one row fits (kernels/accel_pool.h reads whole input rows
+  // as one run per channel then).
   while (!abi::layer_fits(d)) {
-    if (d.tile_r > 1 && d.tile_r >= d.tile_c) {
+    if (d.tile_r > 1 && (d.tile_r >= d.tile_c || d.op == abi::kOpPool)) {
       d.tile_r = (d.tile_r + 1) / 2;
     } else if (d.tile_c > 1) {
       d.tile_c = (d.tile_c + 1) / 2;
     } else if (d.tile_n > 1) {
       d.tile_n = (d.tile_n + 1) / 2;
-    } else if (d.tile_m > 1 && d.groups == 1) {
+    } else if (d.tile_m > 1 && (d.groups == 1 || d.op == abi::kOpPool)) {
       d.tile_m = (d.tile_m + 1) / 2;
     } else {
       return Status::invalid_argument("no tile fits the fabric's on-chip buffers (kernel " +

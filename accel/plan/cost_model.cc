@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "accel/plan/kernel_cycles.h"
+
 namespace tessera::plan {
 namespace {
 
@@ -38,11 +40,6 @@ Slices slice_layer(const ConvGeometry& g, uint32_t cus, PartitionKind p) {
   }
   return {g.out_c, g.out_h};
 }
-
-// Cycles per conv pixel and tap of the kernel's MAC loop: the 64 x 64 datapath folded onto the
-// mac_lanes x mac_channels array (kernels/accel_common.h kConvII). The fold is fixed at synthesis,
-// so a tile with fewer channels than the array leaves lanes idle without finishing sooner.
-uint32_t pixel_ii(const BoardProfile& b) { return abi::schedule::conv_pixel_ii(b.mac_lanes, b.mac_channels); }
 
 }  // namespace
 
@@ -91,8 +88,10 @@ ConvGeometry conv_geometry(const abi::LayerDesc& d) {
                  std::max(1u, d.dilation_h),
                  std::max(1u, d.dilation_w),
                  std::max(1u, d.groups)};
+  g.pad_top = d.pad_top;
   g.pad_left = d.pad_left;
   if (d.pool_kind == abi::kPoolMax) {
+    g.pool_pad_top = d.pool_pad_top;
     g.pool_pad_left = d.pool_pad_left;
     g.pooled = true;
     g.pool_h = d.pool_h;
@@ -129,13 +128,9 @@ abi::LayerDesc make_conv_desc(uint32_t in_c, uint32_t in_h, uint32_t in_w, uint3
 }
 
 uint64_t tile_footprint(const ConvGeometry& g, const TileShape& t) {
-  // Unclamped window, as abi::layer_fits sizes the input buffer.
-  const uint64_t rows = static_cast<uint64_t>(g.conv_rows(t.r) - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  const uint64_t cols = static_cast<uint64_t>(g.conv_cols(t.c) - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
-  const uint64_t in = static_cast<uint64_t>(g.tile_in_channels(t.m, t.n)) * rows * cols;
-  const uint64_t w = static_cast<uint64_t>(t.m) * t.n * g.kernel_h * g.kernel_w;
+  // The kernel's banked buffers (abi::layer_fits), unclamped window.
   const uint64_t out = static_cast<uint64_t>(t.m) * g.conv_rows(t.r) * g.conv_cols(t.c) * 4;
-  return in + w + out;
+  return input_buffer_bytes(g, t) + weight_buffer_bytes(g, t) + out;
 }
 
 uint64_t compulsory_bytes(const ConvGeometry& g) {
@@ -144,12 +139,8 @@ uint64_t compulsory_bytes(const ConvGeometry& g) {
 }
 
 double lower_bound_cycles(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
-  // The pixel loop alone over the edge-clipped tiles (evaluate adds the loop overheads).
-  const double pixels =
-      static_cast<double>(sum_tiles(g.out_h, g.out_h, t.r, [&](uint32_t e) -> uint64_t { return g.conv_rows(e); }) *
-                          sum_tiles(g.out_w, g.out_w, t.c, [&](uint32_t e) -> uint64_t { return g.conv_cols(e); }));
-  const double tiles = static_cast<double>(ceil_div(g.out_c, t.m) * ceil_div(g.in_per_group(), t.n));
-  const double mac = tiles * pixels * g.kernel_h * g.kernel_w * pixel_ii(b) / b.compute_units;
+  // The pixel loops alone (evaluate adds depths, staging, load and store).
+  const double mac = kernel_mac_floor(g, b, t);
   const double dram = static_cast<double>(compulsory_bytes(g)) / b.ddr_bytes_per_cycle();
   return std::max(mac, dram);
 }
@@ -174,11 +165,14 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
   cb.dma_cycles = static_cast<double>(cb.dma_calls) * b.dma_start_cycles +
                   static_cast<double>(cb.dma_runs) * b.dma_scatter_cycles +
                   static_cast<double>(cb.ddr_bytes) * b.dma_byte_cycles;
-  // Double buffering overlaps step i's transfers with step i-1's MACs; the first load is exposed.
-  // The load half moves no faster than its loops (load_cycles) nor than DDR (dram_cycles).
+  // Load, compute and store run concurrently on ping-pong buffers; the first load and the last
+  // store (fill_cycles) are exposed. The load half moves no faster than its loops (load_cycles)
+  // nor than DDR (dram_cycles).
   const double load = std::max(cb.dram_cycles, cb.load_cycles);
-  cb.total_cycles = std::max(cb.mac_cycles, load) + load / static_cast<double>(cb.steps);
-  cb.memory_bound = load > cb.mac_cycles;
+  const double compute = cb.serial_store ? cb.mac_cycles + cb.store_cycles : std::max(cb.mac_cycles, cb.store_cycles);
+  cb.total_cycles =
+      std::max(compute, load) + load / static_cast<double>(std::max<uint64_t>(1, cb.steps)) + cb.fill_cycles;
+  cb.memory_bound = load > compute;
   const double seconds = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
   cb.energy_uj =
       (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
@@ -220,62 +214,6 @@ TiledLayer tile_layer(const ConvGeometry& g, const BoardProfile& b, const Candid
                     count_tiles(R, sl.r, t.r),
                     ceil_div(C, t.c),
                     ceil_div(N, t.n)};
-}
-
-// Cycles of the kernel's compute half over the busiest CU's slice (sl.m filters x sl.r rows), as
-// kernels/accel_conv.h compute_store_tile runs it: every pipelined loop's iterations x declared II
-// plus its pipeline depth per entry (abi::schedule), summed over the actual (edge-clipped) tiles.
-// Per step: lane_bases, then per tap the weight staging and the pixel loop; per finished output
-// tile: three quant reads, requantisation, and the store (one output byte per cycle). The
-// cycle-accounting C-sim (tests/cycles) holds this formula to the kernel within 10% per layer.
-double kernel_compute_cycles(const TiledLayer& layer, const BoardProfile& b) {
-  namespace sch = abi::schedule;
-  const ConvGeometry& g = layer.g;
-  const TileShape& t = layer.t;
-  const uint32_t M = layer.sl.m, R = layer.sl.r, C = layer.C;
-  const double mt = static_cast<double>(ceil_div(M, t.m)), tr = static_cast<double>(ceil_div(R, t.r));
-  const double nc = static_cast<double>(layer.nc), nn = static_cast<double>(layer.nn),
-               kk = static_cast<double>(layer.kk);
-  // Conv pixels summed over the spatial tiles.
-  const double pixels =
-      static_cast<double>(sum_tiles(R, R, t.r, [&](uint32_t e) -> uint64_t { return g.conv_rows(e); }) *
-                          sum_tiles(C, C, t.c, [&](uint32_t e) -> uint64_t { return g.conv_cols(e); }));
-  const double steps = mt * tr * nc * nn, out_tiles = mt * tr * nc;
-  const double mac = steps * (abi::kMaxTileM + sch::kLaneBaseDepth +
-                              kk * (abi::kMaxTileM + sch::kWeightStageDepth + sch::kConvPixelDepth)) +
-                     mt * nn * kk * pixel_ii(b) * pixels;
-  const double quant = 3 * (static_cast<double>(M) * tr * nc + out_tiles * sch::kQuantReadDepth);
-  const double requant = mt * pixels * sch::requant_ii(b.mac_lanes) + out_tiles * sch::kRequantDepth;
-  const double store = static_cast<double>(M) * R * (C + nc * sch::kStoreDepth);
-  return mac + quant + requant + store;
-}
-
-// Cycles of the kernel's load half over the busiest CU's slice (kernels/accel_conv.h
-// load_conv_tile): per step, one in_cols loop entry per tile channel and input row (padding rows
-// and columns included: the loop sweeps them and writes zeros; whole rows when one column tile
-// spans the output), and one w_run entry of n x taps weights per lane, each at II 1.
-double kernel_load_cycles(const TiledLayer& layer) {
-  const ConvGeometry& g = layer.g;
-  const TileShape& t = layer.t;
-  const uint32_t M = layer.sl.m, R = layer.sl.r, C = layer.C, N = layer.N;
-  const double depth = abi::schedule::kLoadDepth;
-  auto rows_u = [&](uint32_t e) -> uint64_t {
-    return (g.conv_rows(e) - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
-  };
-  auto cols_u = [&](uint32_t e) -> uint64_t {
-    return (g.conv_cols(e) - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
-  };
-  const double in_rows = static_cast<double>(sum_tiles(R, R, t.r, rows_u));
-  const uint64_t whole_row = g.in_w + g.pad_left + static_cast<uint64_t>(g.pool_pad_left) * g.stride_w;
-  const double sweep = layer.nc == 1 ? static_cast<double>(std::max<uint64_t>(cols_u(C), whole_row))
-                                     : static_cast<double>(sum_tiles(C, C, t.c, cols_u));
-  // Tile channels summed over m-tiles and k-tiles.
-  const double channels =
-      static_cast<double>(sum_tiles(M, M, t.m, [&](uint32_t e) -> uint64_t { return g.tile_in_channels(e, N); }));
-  const double input = channels * in_rows * (sweep + static_cast<double>(layer.nc) * depth);
-  const double spatial = static_cast<double>(ceil_div(R, t.r) * layer.nc);
-  const double weights = spatial * (static_cast<double>(M) * N * layer.kk + static_cast<double>(M) * layer.nn * depth);
-  return input + weights;
 }
 
 // What one pass over a tensor moves.
@@ -447,8 +385,11 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
 
   // ---- Time ----------------------------------------------------------------------------------
   cb.steps = ceil_div(layer.sl.m, t.m) * ceil_div(layer.sl.r, t.r) * layer.nc * layer.nn;  // the busiest CU (TSO eq. 8)
-  cb.mac_cycles = kernel_compute_cycles(layer, b);
-  cb.load_cycles = kernel_load_cycles(layer);
+  const KernelCycles kc = kernel_cycles(g, b, t, layer.sl.m, layer.sl.r);
+  cb.mac_cycles = kc.compute;
+  cb.load_cycles = kc.load;
+  cb.store_cycles = kc.store;
+  cb.fill_cycles = kc.fill;  // the last output tile's store
   cb.macs = static_cast<uint64_t>(layer.M) * layer.N * layer.kk * g.conv_rows(layer.R) * g.conv_cols(layer.C);
   finish_cost(cb, b, model);
   return cb;

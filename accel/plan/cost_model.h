@@ -68,15 +68,19 @@ struct CostBreakdown {
   uint64_t steps = 0;        // compute steps per CU (tile iterations)
   uint32_t cus_used = 0;
   uint64_t macs = 0;  // useful MACs of the layer
-  // Per CU: the kernel's compute half (MAC loop at its folded II, weight staging, epilogue),
-  // idle lanes included (TSO eq. 7-8 refined to kernels/accel_conv.h's loops).
+  // Per CU: the kernel's compute half (the MAC pixel loop in chunks of the array's channels, the
+  // weight staging beside it), idle lanes included (TSO eq. 7-8 refined to kernels/accel_conv.h).
   double mac_cycles = 0;
-  // Per CU: the kernel's load half (load_conv_tile's loops move one int8 per cycle), which runs
-  // concurrently with the compute half and bounds the step time like DRAM does.
+  // Per CU: the kernel's load half (512-bit beats, accel_conv_load.h) and store half (requantise,
+  // pool and 512-bit writes, accel_conv_store.h); the three halves run concurrently and the
+  // longest, or DRAM, bounds the layer.
   double load_cycles = 0;
-  double dram_cycles = 0;   // shared DDR, chosen model (TSO eq. 9)
-  double dma_cycles = 0;    // seeds/000 eq. 1-4 over all transfers (reported, not in total)
-  double total_cycles = 0;  // double-buffered: max(MAC, DRAM) + pipeline fill
+  double store_cycles = 0;
+  bool serial_store = false;  // the store follows the compute in one half (pools), not beside it
+  double fill_cycles = 0;     // exposed pipeline fill besides the first load: the last store
+  double dram_cycles = 0;     // shared DDR, chosen model (TSO eq. 9)
+  double dma_cycles = 0;      // seeds/000 eq. 1-4 over all transfers (reported, not in total)
+  double total_cycles = 0;    // max(compute, load, store, DRAM) + pipeline fill
   bool memory_bound = false;
   double energy_uj = 0;  // pJ/MAC x MACs + pJ/byte x DDR bytes + static W x time
 };
@@ -87,8 +91,8 @@ struct ConvGeometry {
   uint32_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, groups;
   uint32_t pool_h = 1, pool_w = 1, pool_stride_h = 1, pool_stride_w = 1;
   bool pooled = false;
-  // Left padding of the conv and of the fused pool: the kernel's whole-row input sweep starts there.
-  uint32_t pad_left = 0, pool_pad_left = 0;
+  // Top/left padding of the conv and of the fused pool: where each tile's input window starts.
+  uint32_t pad_top = 0, pad_left = 0, pool_pad_top = 0, pool_pad_left = 0;
   uint32_t in_per_group() const { return in_c / groups; }
   uint32_t out_per_group() const { return out_c / groups; }
   // Conv rows/cols behind `out` final output rows/cols (through the fused pool).

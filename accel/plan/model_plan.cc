@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "accel/plan/compiler.h"
+#include "accel/plan/kernel_cycles.h"
 
 namespace tessera::plan {
 namespace {
@@ -92,64 +93,6 @@ uint64_t add_runs(CostBreakdown& cb, uint64_t count, uint64_t run_bytes, uint64_
   return count * run_bytes;
 }
 
-// kernels/accel_pool.h, per channel, output row and tile_c-wide strip. Input: a strip
-// spanning the whole output row reads its window's valid input rows whole, as one run of
-// rows x in_w bytes when that fits the line buffer (abi::kPoolLineBytes); otherwise each
-// valid window row is one run over the strip's clipped input columns.
-void cost_pool_input(const abi::LayerDesc& d, uint64_t tile_c, uint64_t burst, CostBreakdown& cb) {
-  const auto clip = [](int64_t v, uint64_t bound) -> uint64_t {
-    return v < 0 ? 0 : std::min<uint64_t>(static_cast<uint64_t>(v), bound);
-  };
-  uint64_t in_runs = 0, in_bytes = 0, in_bursts = 0, max_run = 0;
-  for (uint32_t r = 0; r < d.out_h; ++r) {
-    const int64_t wy0 = static_cast<int64_t>(r) * d.pool_stride_h - d.pool_pad_top;
-    const uint64_t rows = clip(wy0 + d.pool_h, d.in_h) - clip(wy0, d.in_h);
-    for (uint64_t c0 = 0; c0 < d.out_w; c0 += tile_c) {
-      const uint64_t count = std::min<uint64_t>(tile_c, d.out_w - c0);
-      const int64_t wx0 = static_cast<int64_t>(c0 * d.pool_stride_w) - d.pool_pad_left;
-      const uint64_t span =
-          clip(wx0 + static_cast<int64_t>((count - 1) * d.pool_stride_w + d.pool_w), d.in_w) - clip(wx0, d.in_w);
-      uint64_t runs = 0, run_bytes = 0;
-      if (count == d.out_w && rows > 0 && rows * d.in_w <= abi::kPoolLineBytes) {
-        runs = 1, run_bytes = rows * d.in_w;
-      } else if (span > 0) {
-        runs = rows, run_bytes = span;
-      }
-      in_runs += runs;
-      in_bytes += runs * run_bytes;
-      in_bursts += runs * ceil_div(run_bytes, burst);
-      if (runs > 0) max_run = std::max(max_run, run_bytes);
-    }
-  }
-  cb.dma_calls = cb.dma_runs = in_runs * d.out_c;
-  cb.bursts = in_bursts * d.out_c;
-  cb.input_bytes = in_bytes * d.out_c;
-  cb.input_tile_bytes = max_run;
-}
-
-// Output: results collect on chip and go back as one run when the next strip does not continue
-// them in DDR (never, within a channel slice in raster order) or the buffer would overflow.
-void cost_pool_stream(const abi::LayerDesc& d, uint64_t tile_c, uint64_t burst, CostBreakdown& cb) {
-  cost_pool_input(d, tile_c, burst, cb);
-  // Output runs: the strips' results packed greedily into the output buffer.
-  uint64_t pending = 0;
-  for (uint64_t row = 0; row < static_cast<uint64_t>(d.out_c) * d.out_h; ++row) {
-    for (uint64_t c0 = 0; c0 < d.out_w; c0 += tile_c) {
-      const uint64_t count = std::min<uint64_t>(tile_c, d.out_w - c0);
-      if (pending + count > abi::kPoolLineBytes) {
-        cb.output_bytes += add_runs(cb, 1, pending, burst);
-        pending = 0;
-      }
-      pending += count;
-    }
-  }
-  if (pending > 0) cb.output_bytes += add_runs(cb, 1, pending, burst);
-  cb.steps = static_cast<uint64_t>(d.out_c) * d.out_h * ceil_div(d.out_w, tile_c);
-  cb.output_tile_bytes =
-      tile_c * 4 + std::min<uint64_t>(abi::kPoolLineBytes, static_cast<uint64_t>(d.out_c) * d.out_h * d.out_w);
-  cb.macs = static_cast<uint64_t>(d.out_c) * d.out_h * d.out_w * d.pool_h * d.pool_w;
-}
-
 // kernels/accel_add.h: the requantisation is per tensor and each input's and the output's
 // out_c x out_h x out_w channel slice is one contiguous block, streamed flat in chunks of
 // tile_r x tile_c bytes: two read runs and one write run per chunk, whatever the plane size.
@@ -174,15 +117,15 @@ CostBreakdown evaluate_stream(const abi::LayerDesc& d, const BoardProfile& b, Dr
   CostBreakdown cb;
   const uint64_t tile_c = std::max(1u, d.tile_c), burst = b.burst_bytes;
   if (d.op == abi::kOpPool) {
-    cost_pool_stream(d, tile_c, burst, cb);
+    kernel_pool_cost(d, b, cb);  // the conv engine's tiles, loops and traffic (kernel_cycles.h)
   } else {
     cost_add_stream(d, tile_c, burst, cb);
+    // One sum per lane and cycle.
+    cb.mac_cycles = static_cast<double>(ceil_div(cb.macs, b.mac_lanes));
   }
   cb.footprint_bytes = cb.input_tile_bytes + cb.output_tile_bytes;
-  cb.ddr_bytes = cb.input_bytes + cb.output_bytes;
+  cb.ddr_bytes = cb.input_bytes + cb.output_bytes + cb.quant_bytes;
   cb.cus_used = 1;
-  // One window element (pool) or one sum (add) per lane and cycle.
-  cb.mac_cycles = static_cast<double>(ceil_div(cb.macs, b.mac_lanes));
   finish_cost(cb, b, model);
   return cb;
 }

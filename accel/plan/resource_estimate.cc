@@ -11,17 +11,18 @@ namespace tessera::plan {
 namespace {
 
 // Block RAM primitives: a BRAM18 holds 2K x 9 bits (2 KiB of int8) or 512 x 36 bits (512
-// int32); a BRAM36 is two of them; a URAM holds 4K x 72 bits (4K int32 words, one per lane:
+// int32); a BRAM36 is two of them; a URAM holds 4K x 72 bits (4K words of two int32 lanes;
 // a partitioned bank cannot share its URAM with another bank's port).
 constexpr double kBram18Bytes = 2048, kBram18Words = 512, kUramWords = 4096;
 // One requantiser: the 32 x 32-bit product of requantize() on 27x18 (DSP48E2) / 25x18 (DSP48E1)
 // multipliers takes 4 slices.
 constexpr double kDspPerRequantiser = 4;
-// requantize_add's two products (accel_add.h) and the average pool's one (accel_pool.h).
-constexpr double kDspOther = 3 * kDspPerRequantiser;
-// Pool line + output line (2 x kPoolLineBytes), the add's two chunk buffers double-buffered by
-// DATAFLOW (4 x kChunkElems bytes = 4 BRAM36), and ~2 BRAM36 of burst FIFOs per m_axi port (5).
-constexpr double kBramOther = 2 + 4 + 2 * 5;
+// requantize_add's two products (accel_add.h); the average pool uses the conv store half's
+// requantisers (one shared requant_tile instance).
+constexpr double kDspOther = 2 * kDspPerRequantiser;
+// The add's two chunk buffers double-buffered by DATAFLOW (4 x kChunkElems bytes = 4 BRAM36),
+// and ~2 BRAM36 of burst FIFOs per m_axi port (5). Pools use the conv engine's buffers.
+constexpr double kBramOther = 4 + 2 * 5;
 
 // BRAM36 blocks of an int8 buffer of `bytes` cyclically partitioned into `banks`.
 double bram36_bytes(double bytes, uint32_t banks) { return banks * std::ceil(bytes / banks / kBram18Bytes) / 2; }
@@ -43,16 +44,20 @@ ResourceEstimate estimate_resources(const BoardProfile& b) {
   e.dsp_macs = cus * std::ceil(static_cast<double>(b.macs_per_cycle()) / macs_per_dsp);
   e.dsp_requant = cus * b.mac_lanes * kDspPerRequantiser;
   e.dsp_other = cus * kDspOther;
-  // kernels/accel_conv.h conv_layer: in_ping/in_pong and w_ping/w_pong cyclic by mac_channels,
-  // out_buf (int32) cyclic by mac_lanes, in URAM where the part has it (TESSERA_OUT_URAM).
-  e.bram_input = cus * 2 * bram36_bytes(abi::kInputBufferBytes, b.mac_channels);
-  e.bram_weight = cus * 2 * bram36_bytes(abi::kWeightBufferBytes, b.mac_channels);
+  // kernels/accel_conv.h conv_layer: the input and weight ping-pong pairs in abi::kBanks byte
+  // banks each, the two int32 accumulator tiles (compute and store halves) cyclic by mac_lanes, in
+  // URAM where the part has it (TESSERA_OUT_URAM), and the store half's int8 staging tile.
+  e.bram_input = cus * 2 * bram36_bytes(abi::kInputBufferBytes, abi::kBanks);
+  e.bram_weight = cus * 2 * bram36_bytes(abi::kWeightBufferBytes, abi::kBanks);
   const double bank_words = static_cast<double>(abi::kOutputBufferBytes) / 4 / b.mac_lanes;
   if (b.output_in_uram) {
-    e.uram_output = cus * b.mac_lanes * std::ceil(bank_words / kUramWords);
+    // Two lanes' int32 share a 72-bit URAM word (array_reshape by 2): a pixel's lanes are read
+    // and written together.
+    e.uram_output = cus * 2 * std::ceil(b.mac_lanes / 2.0) * std::ceil(bank_words / kUramWords);
   } else {
-    e.bram_output = cus * b.mac_lanes * std::ceil(bank_words / kBram18Words) / 2;
+    e.bram_output = cus * 2 * b.mac_lanes * std::ceil(bank_words / kBram18Words) / 2;
   }
+  e.bram_stage = cus * bram36_bytes(abi::kOutputBufferBytes / 4 + abi::kMaxTileM * abi::kBanks, abi::kBanks);
   e.bram_other = cus * kBramOther;
   const double keep = 1 - b.shell_share;
   e.dsp_avail = b.part_dsp * keep;

@@ -17,15 +17,15 @@ struct ResourceEstimate {
   // DSP slices: the MAC array (int8 packing), the requantisers (one per lane, a 32x32-bit
   // product = 4 DSP slices), the add and average-pool requantisers.
   double dsp_macs = 0, dsp_requant = 0, dsp_other = 0;
-  // BRAM36 (or URAM) blocks: input and weight ping-pong pairs, the int32 accumulator tile, and
-  // the pool/add buffers plus the m_axi adapters' FIFOs.
-  double bram_input = 0, bram_weight = 0, bram_output = 0, bram_other = 0;
+  // BRAM36 (or URAM) blocks: input and weight ping-pong pairs, the int32 accumulator pair, the
+  // store half's int8 staging tile, and the pool/add buffers plus the m_axi adapters' FIFOs.
+  double bram_input = 0, bram_weight = 0, bram_output = 0, bram_stage = 0, bram_other = 0;
   double uram_output = 0;
   // Part totals less the shell's share.
   double dsp_avail = 0, bram36_avail = 0, uram_avail = 0;
 
   double dsp() const { return dsp_macs + dsp_requant + dsp_other; }
-  double bram36() const { return bram_input + bram_weight + bram_output + bram_other; }
+  double bram36() const { return bram_input + bram_weight + bram_output + bram_stage + bram_other; }
   double uram() const { return uram_output; }
   double dsp_use() const { return share(dsp(), dsp_avail); }
   double bram36_use() const { return share(bram36(), bram36_avail); }

@@ -1,7 +1,7 @@
 // The planner's cost model (accel/plan/cost_model.cc) held against the cycle-accounting C
 // simulation of the HLS kernel (kernels/accel_count.h, target tessera_kernel_csim_count, built
-// with the zcu102 profile's MAC array). Per conv layer: the compute half's cycles (pipelined
-// loops: iterations x declared II + assumed depth) and the DDR bytes within 10% of the model;
+// with the zcu102 profile's MAC array). Per conv layer: the compute, load and store halves' cycles
+// (pipelined loops: iterations x declared II + assumed depth) and the DDR bytes within 10% of the model;
 // bursts within 10% in total. One image per layer; the zoo networks run every distinct layer once.
 #include <gtest/gtest.h>
 
@@ -59,7 +59,7 @@ std::vector<LayerCounter> run_counted(const CompiledProgram& prog, uint32_t burs
 }
 
 struct Counted {
-  double compute_cycles = 0, load_cycles = 0;
+  double compute_cycles = 0, load_cycles = 0, store_cycles = 0;
   uint64_t ddr_bytes = 0, bursts = 0;
 };
 
@@ -67,6 +67,7 @@ Counted totals(const LayerCounter& c) {
   Counted t;
   t.compute_cycles = static_cast<double>(c.loop_cycles[kernel::kHalfCompute]);
   t.load_cycles = static_cast<double>(c.loop_cycles[kernel::kHalfLoad]);
+  t.store_cycles = static_cast<double>(c.loop_cycles[kernel::kHalfStore]);
   for (uint32_t p : {kernel::kPortWeights, kernel::kPortQuant, kernel::kPortArena}) {
     t.ddr_bytes += c.ports[p].bytes_read + c.ports[p].bytes_written;
     t.bursts += c.ports[p].bursts_read + c.ports[p].bursts_written;
@@ -78,15 +79,15 @@ double rel_error(double model, double counted) { return counted > 0 ? (model - c
 
 // Error distribution over checked layers, for the report.
 struct Errors {
-  std::vector<double> cycles, bytes, load;
+  std::vector<double> cycles, bytes, load, store;
   double model_bursts = 0, counted_bursts = 0;
   void print(const std::string& what) const {
-    for (const auto& [name, v] :
-         {std::pair{"compute cycles", cycles}, std::pair{"load cycles", load}, std::pair{"DDR bytes", bytes}}) {
+    for (const auto& [name, v] : {std::pair{"compute cycles", cycles}, std::pair{"load cycles", load},
+                                  std::pair{"store cycles", store}, std::pair{"DDR bytes", bytes}}) {
       if (v.empty()) continue;
       std::vector<double> s = v;
       std::sort(s.begin(), s.end());
-      std::printf("%s: %zu conv layers, %s error min %+.2f%% median %+.2f%% max %+.2f%%\n", what.c_str(), s.size(),
+      std::printf("%s: %zu conv/pool layers, %s error min %+.2f%% median %+.2f%% max %+.2f%%\n", what.c_str(), s.size(),
                   name, 100 * s.front(), 100 * s[s.size() / 2], 100 * s.back());
     }
     std::printf("%s: bursts model %.0f counted %.0f (%+.2f%%)\n", what.c_str(), model_bursts, counted_bursts,
@@ -99,13 +100,15 @@ Errors check_layers(const CompiledProgram& prog, const plan::ModelPlan& plan, co
   const std::vector<LayerCounter> counted = run_counted(prog, plan.board.burst_bytes);
   Errors e;
   for (size_t i = 0; i < prog.layers.size(); ++i) {
-    if (prog.layers[i].op != abi::kOpConv) continue;
+    if (prog.layers[i].op != abi::kOpConv && prog.layers[i].op != abi::kOpPool) continue;
     const plan::CostBreakdown& m = plan.layers[i].cost;
     const Counted c = totals(counted[i]);
     const double ec = rel_error(m.mac_cycles, c.compute_cycles);
     const double eb = rel_error(static_cast<double>(m.ddr_bytes), static_cast<double>(c.ddr_bytes));
     const double el = rel_error(m.load_cycles, c.load_cycles);
+    const double es = rel_error(m.store_cycles, c.store_cycles);
     e.load.push_back(el);
+    e.store.push_back(es);
     e.cycles.push_back(ec);
     e.bytes.push_back(eb);
     e.model_bursts += static_cast<double>(m.bursts);
@@ -114,12 +117,13 @@ Errors check_layers(const CompiledProgram& prog, const plan::ModelPlan& plan, co
     if (std::getenv("TESSERA_CYCLES_VERBOSE") != nullptr) {
       const kernel::PortCounter* p = counted[i].ports;
       std::printf(
-          "%-28s tile %ux%ux%ux%u in %ux%ux%u out %u: cycles %.0f/%.0f load %.0f bytes %llu/%llu bursts "
+          "%-28s tile %ux%ux%ux%u in %ux%ux%u out %u: cycles %.0f/%.0f load %.0f/%.0f store %.0f/%.0f bytes %llu/%llu "
+          "bursts "
           "%llu/%llu (w %llu q %llu in %llu out %llu)\n",
           names[i].c_str(), d.tile_m, d.tile_n, d.tile_r, d.tile_c, d.in_c, d.in_h, d.in_w, d.out_c, m.mac_cycles,
-          c.compute_cycles, c.load_cycles, static_cast<unsigned long long>(m.ddr_bytes),
-          static_cast<unsigned long long>(c.ddr_bytes), static_cast<unsigned long long>(m.bursts),
-          static_cast<unsigned long long>(c.bursts),
+          c.compute_cycles, m.load_cycles, c.load_cycles, m.store_cycles, c.store_cycles,
+          static_cast<unsigned long long>(m.ddr_bytes), static_cast<unsigned long long>(c.ddr_bytes),
+          static_cast<unsigned long long>(m.bursts), static_cast<unsigned long long>(c.bursts),
           static_cast<unsigned long long>(p[kernel::kPortWeights].bursts_read),
           static_cast<unsigned long long>(p[kernel::kPortQuant].bursts_read),
           static_cast<unsigned long long>(p[kernel::kPortArena].bursts_read),
@@ -130,6 +134,8 @@ Errors check_layers(const CompiledProgram& prog, const plan::ModelPlan& plan, co
                                         << d.tile_r << "x" << d.tile_c << ")";
     EXPECT_LE(std::abs(el), kTolerance) << names[i] << " load cycles: model " << m.load_cycles << " counted "
                                         << c.load_cycles;
+    EXPECT_LE(std::abs(es), kTolerance) << names[i] << " store cycles: model " << m.store_cycles << " counted "
+                                        << c.store_cycles;
     EXPECT_LE(std::abs(eb), kTolerance) << names[i] << " DDR bytes: model " << m.ddr_bytes << " counted "
                                         << c.ddr_bytes;
   }

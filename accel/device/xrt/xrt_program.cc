@@ -28,9 +28,12 @@ const char* run_status_name(uint32_t status) {
   }
 }
 
-// A BO of at least `bytes` (XRT refuses empty buffers) in the bank of kernel argument `arg`.
+// A BO of at least `bytes` (XRT refuses empty buffers) in the bank of kernel argument `arg`,
+// rounded up to whole 512-bit beats: the kernel reads and writes its weight, quant and arena
+// ports in aligned 64-byte words (kernel_abi.h kBeatBytes), the last one possibly past the data.
 xrt::bo make_bo(const XrtHandles& h, size_t bytes, XrtKernelArg arg) {
-  return xrt::bo(h.device, std::max<size_t>(bytes, abi::kParamAlignBytes), h.kernel.group_id(arg));
+  const size_t beats = (std::max<size_t>(bytes, abi::kParamAlignBytes) + abi::kBeatBytes - 1) / abi::kBeatBytes;
+  return xrt::bo(h.device, beats * abi::kBeatBytes, h.kernel.group_id(arg));
 }
 
 void upload(xrt::bo& bo, const void* data, size_t bytes) {

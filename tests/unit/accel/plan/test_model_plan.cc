@@ -134,51 +134,53 @@ TEST(ModelPlan, TotalsAreTheSumOfTheLayers) {
   EXPECT_NEAR(model.energy_uj(3), 3 * energy, 1e-6 * energy);
 }
 
-// A standalone max-pool as kernels/accel_pool.h runs it: the strip spans the whole output row, so
-// per channel and output row the 3 window rows are read whole (112 bytes each, a superset of the
-// 111 columns the windows touch) as ONE run; results go back in runs of whole output rows that
-// fill the output buffer. Nothing else is kept on chip.
-TEST(ModelPlan, StreamedPoolReadsAStripsWindowRowsAsOneRun) {
+// A standalone max-pool as kernels/accel_pool.h runs it, on the conv engine's tiles: 64 channels x
+// 4 output rows x the whole 55-wide row (9 input rows x 112 bytes per channel fill the 64 KiB
+// input tile). Per tile, each channel's 9 (last tile: 7) valid input rows are one run, each lane's
+// 4 output rows one run; one load and one write per tile.
+TEST(ModelPlan, StreamedPoolRunsOnTheConvEnginesTiles) {
   const abi::LayerDesc d = pool_desc(64, 112, 112);
   auto plan = plan_layers(std::vector<abi::LayerDesc>{d}, std::vector<std::string>{"pool"}, board("zcu102"));
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const abi::LayerDesc& t = plan->layers[0].desc;
+  EXPECT_EQ(t.tile_m, 64u);
+  EXPECT_EQ(t.tile_r, 4u);
+  EXPECT_EQ(t.tile_c, 55u);
   const CostBreakdown& c = plan->layers[0].cost;
-  ASSERT_EQ(plan->layers[0].desc.tile_c, 55u);  // one strip covers the row
-  EXPECT_EQ(c.input_bytes, uint64_t{64} * 55 * 3 * 112);
+  EXPECT_EQ(c.input_bytes, uint64_t{64} * (13 * 9 + 7) * 112);
   EXPECT_EQ(c.output_bytes, uint64_t{64} * 55 * 55);
-  // 64 x 55 input runs; output rows of 55 bytes, 4096 / 55 = 74 of them per run.
-  const uint64_t out_runs = (uint64_t{64} * 55 + 73) / 74;
-  EXPECT_EQ(c.dma_runs, uint64_t{64} * 55 + out_runs);
-  EXPECT_EQ(c.dma_calls, c.dma_runs);
-  EXPECT_EQ(c.input_tile_bytes, 3u * 112);
-  EXPECT_EQ(c.footprint_bytes, 3u * 112 + 55u * 4 + abi::kPoolLineBytes);
+  EXPECT_EQ(c.dma_calls, 2u * 14);
+  EXPECT_EQ(c.dma_runs, 2u * 64 * 14);
+  EXPECT_EQ(c.input_tile_bytes, 64u * 16 * 64);
+  EXPECT_EQ(c.footprint_bytes, 64u * 16 * 64 + 64u * 4 * 55);
   EXPECT_EQ(c.ddr_bytes, c.input_bytes + c.output_bytes);
-  EXPECT_TRUE(c.memory_bound);
+  // The pool loop: one (output pixel, window position) per cycle for 64 channels at once.
+  EXPECT_EQ(c.mac_cycles, 13.0 * (4 * 55 * 9 + abi::schedule::kPoolDepth) + (3 * 55 * 9 + abi::schedule::kPoolDepth));
   const CostBreakdown volume = evaluate_stream(plan->layers[0].desc, board("zcu102"), DramModel::kVolume);
   EXPECT_EQ(volume.ddr_bytes, c.ddr_bytes);
   EXPECT_LT(volume.dram_cycles, c.dram_cycles) << "bursts, CAS and DMA starts only add time";
 }
 
-// A strip narrower than the output row reads each valid window row as its own run over the
-// strip's clipped input columns (padding rows and columns read nothing).
-TEST(ModelPlan, NarrowPoolStripsReadOneRunPerValidWindowRow) {
+// A column tile narrower than the output row reads each valid input row of its window as its own
+// run over the tile's clipped input columns (padding rows and columns read nothing), and writes
+// each lane's output rows one run each.
+TEST(ModelPlan, NarrowPoolTilesReadOneRunPerValidRow) {
   abi::LayerDesc d = pool_desc(2, 9, 9);  // 3x3/2: 4x4 outputs
   d.pool_pad_top = d.pool_pad_left = 1;
   d.out_h = d.out_w = 5;
-  d.tile_m = 2, d.tile_n = 1, d.tile_r = 5, d.tile_c = 2;  // strips of 2, 2, 1 columns
+  d.tile_m = 2, d.tile_n = 1, d.tile_r = 5, d.tile_c = 2;  // column tiles of 2, 2, 1
+  ASSERT_TRUE(abi::layer_fits(d));
   const CostBreakdown c = evaluate_stream(d, board("zcu102"), DramModel::kBurst);
-  // Output row r covers input rows [2r - 1, 2r + 2) clipped to [0, 9): 2, 3, 3, 3, 2 rows.
-  const uint64_t rows = 2 + 3 + 3 + 3 + 2;
-  // Strip columns [2c0 - 1, 2c0 + 2 (count - 1) + 2) clipped: [0, 4) 4, [3, 8) 5, [7, 9) 2.
-  EXPECT_EQ(c.input_bytes, 2 * rows * (4 + 5 + 2));
+  // The row tile's window: input rows [-1, 10) clipped to 9. Column tiles' windows [-1, 4),
+  // [3, 8), [7, 10) clipped: 4, 5, 2 columns.
+  EXPECT_EQ(c.input_bytes, 2u * 9 * (4 + 5 + 2));
   EXPECT_EQ(c.output_bytes, 2u * 25);
-  EXPECT_EQ(c.dma_runs, 2 * rows * 3 + 1);  // all 50 results fit one output run
+  EXPECT_EQ(c.dma_runs, 2u * 9 * 3 + 2u * 5 * 3);
 }
 
-// A global average pool (2048 x 7x7 -> 2048 x 1x1, ResNet-50's last fabric layer) reads each
-// channel plane as one run of 49 bytes and writes the 2048 results back as one run: the DMA
-// calls follow the planes, not the window rows (16384 calls before).
-TEST(ModelPlan, GlobalAveragePoolReadsEachPlaneAsOneRun) {
+// A global average pool (2048 x 7x7 -> 2048 x 1x1, ResNet-50's last fabric layer) in tiles of 64
+// channels: a tile's 64 planes follow each other in CHW, one run in and one run out per tile.
+TEST(ModelPlan, GlobalAveragePoolReadsATilesPlanesAsOneRun) {
   abi::LayerDesc d = pool_desc(2048, 7, 7);
   d.pool_kind = abi::kPoolAverage;
   d.pool_h = d.pool_w = 7;
@@ -189,10 +191,10 @@ TEST(ModelPlan, GlobalAveragePoolReadsEachPlaneAsOneRun) {
   const CostBreakdown& c = plan->layers[0].cost;
   EXPECT_EQ(c.input_bytes, uint64_t{2048} * 49);
   EXPECT_EQ(c.output_bytes, 2048u);
-  EXPECT_EQ(c.dma_runs, 2048u + 1);
-  EXPECT_EQ(c.dma_calls, 2048u + 1);
+  EXPECT_EQ(c.dma_runs, 2u * 32 + 1);  // + the {M, S} read
+  EXPECT_EQ(c.dma_calls, 2u * 32 + 1);
   const BoardProfile b = board("zcu102");
-  EXPECT_EQ(c.bursts, 2048 * ((49 + b.burst_bytes - 1) / b.burst_bytes) + (2048 + b.burst_bytes - 1) / b.burst_bytes);
+  EXPECT_EQ(c.bursts, 32 * ((64 * 49 + b.burst_bytes - 1) / b.burst_bytes) + 32 + 1);
 }
 
 abi::LayerDesc add_desc(uint32_t c, uint32_t h, uint32_t w) {

@@ -41,11 +41,13 @@ TEST(ResourceEstimate, Zcu102ByHand) {
   const ResourceEstimate e = estimate_resources(*b);
   EXPECT_DOUBLE_EQ(e.dsp_macs, 1024);
   EXPECT_DOUBLE_EQ(e.dsp_requant, 64 * 4);
-  // 64 KB over 32 banks = one BRAM18 (2 KiB) per bank, two buffers of each kind.
-  EXPECT_DOUBLE_EQ(e.bram_input, 2 * 32 * 0.5);
-  EXPECT_DOUBLE_EQ(e.bram_weight, 2 * 32 * 0.5);
-  // 64 Ki int32 over 64 lanes = 1024 words per bank = one BRAM36.
-  EXPECT_DOUBLE_EQ(e.bram_output, 64);
+  // 64 KB over 64 banks = one BRAM18 (2 KiB, half used) per bank, two buffers of each kind.
+  EXPECT_DOUBLE_EQ(e.bram_input, 2 * 64 * 0.5);
+  EXPECT_DOUBLE_EQ(e.bram_weight, 2 * 64 * 0.5);
+  // 64 Ki int32 over 64 lanes = 1024 words per bank = one BRAM36, two accumulator tiles.
+  EXPECT_DOUBLE_EQ(e.bram_output, 2 * 64);
+  // Staging: 68 KiB over 64 banks = one BRAM18 per bank.
+  EXPECT_DOUBLE_EQ(e.bram_stage, 64 * 0.5);
   EXPECT_DOUBLE_EQ(e.uram(), 0);
   EXPECT_DOUBLE_EQ(e.dsp_avail, 2520);
 }

@@ -1,0 +1,144 @@
+// accel_conv_store.h — the store half of a convolution: the epilogue of a finished output tile,
+// run concurrently with the MACs of the next tile (the accumulator tile is double-buffered).
+//
+//   q_read     : bias, multiplier and shift of the tile's channels (three runs of 512-bit beats);
+//   st_requant : one (output pixel, pool window position) per cycle: tile_m requantisers turn one
+//                conv pixel's accumulators into int8 (bias + requantize() + clamp), the fused
+//                max-pool keeps the running max (padded positions never win, the max starts at
+//                -128), and at the window's last position the pixel's tile_m results go to the
+//                staging tile: lane m, pixel q in bank (q + m) % kBanks (skewed, so one pixel's
+//                lanes and one lane's consecutive pixels both sit in distinct banks);
+//   st_beats   : each lane's results as 512-bit beats into its channel slice of the output: one
+//                run per lane when the tile spans whole output rows (its rows are contiguous in
+//                CHW), else one run per row; all lanes and runs one flattened loop.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/accel_conv_geom.h"
+
+namespace tessera {
+namespace kernel {
+
+// quant[q .. q + count) (int32) into dst, as beats on the quant port.
+static void read_quant(const int32_t* quant, uint32_t q, uint32_t count, int32_t* dst) {
+  const uint32_t n_beats = abi::schedule::run_beats(q * 4ull, count * 4);
+  const uint32_t per_beat = abi::kBeatBytes / 4;
+q_read:
+  for (uint32_t k = 0; k < n_beats; ++k) {
+#pragma HLS pipeline II = 1
+#pragma HLS loop_tripcount min = 1 max = 5 avg = 4
+    const uint32_t word = (q / per_beat + k) * per_beat;
+    const uint32_t a = word < q ? q : word;
+    const uint32_t b = word + per_beat < q + count ? word + per_beat : q + count;
+    TESSERA_COUNT_READ_BEAT(kPortQuant, &quant[a], (b - a) * 4);
+  q_words:
+    for (uint32_t j = 0; j < per_beat; ++j) {
+      if (word + j >= a && word + j < b) dst[word + j - q] = quant[word + j];
+    }
+  }
+  TESSERA_COUNT_LOOP(kHalfStore, n_beats, 1, abi::schedule::kQuantReadDepth);
+}
+
+// Requantise (and pool) the tile's accumulators into the int8 staging tile.
+static void requant_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                         const acc_t out_buf[kOutputBufferElems], const int32_t bias[abi::kMaxTileM],
+                         const int32_t mult[abi::kMaxTileM], const int32_t shift[abi::kMaxTileM],
+                         act_t stage[kBanks][kStageBankRows]) {
+  const uint32_t pixels = s.r_count * s.c_count, window = g.pool_h * g.pool_w;
+  const uint32_t lane_rows = ceil_div(pixels, kBanks);
+  int32_t best[abi::kMaxTileM];
+#pragma HLS array_partition variable = best complete
+  uint32_t q = 0, pr = 0, pc = 0, wy = 0, wx = 0;
+st_requant:
+  for (uint32_t i = 0; i < pixels * window; ++i) {
+#pragma HLS pipeline II = 1
+#pragma HLS loop_tripcount min = 1 max = 36864 avg = 1024
+    const uint32_t cr = pr * g.pool_sh + wy, cc = pc * g.pool_sw + wx;
+    const bool valid = in_range(s.conv_r0 + static_cast<int32_t>(cr), d.conv_h) &&
+                       in_range(s.conv_c0 + static_cast<int32_t>(cc), d.conv_w);
+    const bool first = wy == 0 && wx == 0, last = wy + 1 == g.pool_h && wx + 1 == g.pool_w;
+  st_lanes:
+    for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
+      if (m < s.m_count) {
+        const int32_t v = abi::requantize(wrap_add(out_buf[(cr * s.conv_cols + cc) * s.m_count + m], bias[m]), mult[m],
+                                          shift[m], d.act_lo, d.act_hi);
+        const int32_t prev = first ? kInt8Min : best[m];
+        best[m] = valid ? max_i32(prev, v) : prev;
+        if (last) stage[(q + m) % kBanks][m * lane_rows + q / kBanks] = static_cast<act_t>(best[m]);
+      }
+    }
+    if (++wx == g.pool_w) {
+      wx = 0;
+      if (++wy == g.pool_h) {
+        wy = 0;
+        ++q;
+        if (++pc == s.c_count) {
+          pc = 0;
+          ++pr;
+        }
+      }
+    }
+  }
+  TESSERA_COUNT_LOOP(kHalfStore, pixels * window, 1, abi::schedule::kRequantDepth);
+}
+
+// The staging tile into the output tensor's channel slice, one beat per cycle.
+static void write_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                       const act_t stage[kBanks][kStageBankRows], act_t* image) {
+  const uint32_t pixels = s.r_count * s.c_count, lane_rows = ceil_div(pixels, kBanks);
+  const uint32_t out_plane = d.out_h * d.out_w;
+  const uint32_t runs = g.whole_rows ? 1 : s.r_count, len = g.whole_rows ? pixels : s.c_count;
+  uint32_t beats = 0;
+st_lanes_out:
+  for (uint32_t m = 0; m < s.m_count; ++m) {
+#pragma HLS loop_tripcount min = 1 max = 64 avg = 32
+    const uint32_t dst_chan = d.out_offset + (d.out_channel_base + s.m0 + m) * out_plane;
+  st_runs:
+    for (uint32_t r = 0; r < runs; ++r) {
+#pragma HLS loop_tripcount min = 1 max = 64 avg = 4
+      const uint32_t run = dst_chan + (s.r0 + r) * d.out_w + s.c0, q0 = r * s.c_count;
+      const uint32_t n_beats = abi::schedule::run_beats(run, len);
+    st_beats:
+      for (uint32_t k = 0; k < n_beats; ++k) {
+#pragma HLS pipeline II = 1
+#pragma HLS loop_tripcount min = 1 max = 65 avg = 4
+        const uint32_t word = (run / abi::kBeatBytes + k) * abi::kBeatBytes;
+        const uint32_t a = word < run ? run : word;
+        const uint32_t b = word + abi::kBeatBytes < run + len ? word + abi::kBeatBytes : run + len;
+        TESSERA_COUNT_WRITE_BEAT(kPortArena, &image[a], b - a);
+      st_bytes:
+        for (uint32_t j = 0; j < kBanks; ++j) {
+          const uint32_t byte = word + j;
+          if (byte >= a && byte < b) {
+            const uint32_t q = q0 + (byte - run);
+            image[byte] = stage[(q + m) % kBanks][m * lane_rows + q / kBanks];
+          }
+        }
+      }
+      beats += n_beats;
+    }
+  }
+  TESSERA_COUNT_LOOP(kHalfStore, beats, 1, abi::schedule::kStoreDepth);
+}
+
+// Epilogue of an output tile: quant parameters, requantise + pool, write.
+static void store_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                            const acc_t out_buf[kOutputBufferElems], const int32_t* quant, act_t* image,
+                            act_t stage[kBanks][kStageBankRows]) {
+#pragma HLS inline off
+  int32_t bias[abi::kMaxTileM], mult[abi::kMaxTileM], shift[abi::kMaxTileM];
+#pragma HLS array_partition variable = bias complete
+#pragma HLS array_partition variable = mult complete
+#pragma HLS array_partition variable = shift complete
+  // quant layout per conv layer: bias[out_c], multiplier[out_c], shift[out_c] at quant_offset.
+  const uint32_t q = d.quant_offset + s.m0;
+  read_quant(quant, q, s.m_count, bias);
+  read_quant(quant, q + d.out_c, s.m_count, mult);
+  read_quant(quant, q + 2 * d.out_c, s.m_count, shift);
+  requant_tile(s, d, g, out_buf, bias, mult, shift, stage);
+  write_tile(s, d, g, stage, image);
+}
+
+}  // namespace kernel
+}  // namespace tessera
