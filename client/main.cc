@@ -12,6 +12,7 @@ int run_cli(int argc, char** argv) {
   namespace c = tessera::client;
   CLI::App app{"tessera: classify images with a tesserad daemon, benchmark it, watch a board or a fleet"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "tessera " TESSERA_VERSION " (" TESSERA_SYSTEM_PROCESSOR ")");
   c::ClassifyArgs classify_args;
   c::ModelsArgs models_args;
   c::EvalArgs eval_args;

@@ -26,6 +26,14 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/${TESSERA_CROSS_TRIPLET}/pkgconfig:/usr/share/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "")
 
-# CTest and gtest_discover_tests run the target's binaries under qemu-user, with the target's
-# dynamic loader and libraries from the cross sysroot (-L).
-set(CMAKE_CROSSCOMPILING_EMULATOR ${TESSERA_CROSS_QEMU} -L /usr/${TESSERA_CROSS_TRIPLET})
+# CTest and gtest_discover_tests run the target's binaries under qemu-user with the target's
+# dynamic loader and libraries from Debian multiarch (libc6:arm64 / libc6:armhf, installed with
+# the :arch -dev packages): `-L /` maps no path, so the ELF interpreter is /lib/ld-linux-*.so.*
+# of the same glibc build as the libc.so.6 it loads from /lib/<triplet> (through /etc/ld.so.cache).
+# Not `-L /usr/<triplet>`: that takes ld.so from the cross toolchain's libc6-<arch>-cross
+# (2.36-8cross1) while the libraries still come from /lib/<triplet> (2.36-9+deb12u14), and the two
+# builds disagree on the private _rtld_global layout (the stack cache list is at 0x1178 in one and
+# 0x1180 in the other). The first pthread_create then walks a list that never returns to its head
+# (get_cached_stack, in guest code, no syscall): tesserad and any test that starts a thread spun at
+# 100% CPU after its first log lines and, SIGTERM being blocked for sigwait, ignored SIGTERM.
+set(CMAKE_CROSSCOMPILING_EMULATOR ${TESSERA_CROSS_QEMU} -L /)

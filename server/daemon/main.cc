@@ -52,6 +52,8 @@ int run_daemon(int argc, char** argv) {
   app.add_option("--config", config_flag,
                  "TOML file with any of the settings below as top-level keys (grpc-port = 50051); flags override it");
   tessera::add_daemon_flags(app, flags);
+  // The version and the CPU it was built for: the board packaging test runs it under qemu.
+  app.set_version_flag("--version", "tesserad " TESSERA_VERSION " (" TESSERA_SYSTEM_PROCESSOR ")");
   CLI11_PARSE(app, argc, argv);
 
   if (tessera::Status s = tessera::configure_logging(log_level, options.log_format); !s.is_ok()) {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The board's daemon under qemu-user, classified over loopback by the build machine's client.
 
-Usage: daemon_under_qemu.py --emulator "qemu-aarch64 -L /usr/aarch64-linux-gnu" --tesserad ARM_BIN
+Usage: daemon_under_qemu.py --emulator "qemu-aarch64 -L /" --tesserad ARM_BIN
        --tessera X86_CLI --models DIR --web-root DIR --images DIR
 
 Starts the cross-built tesserad under qemu on 127.0.0.1 (ports chosen by the kernel), sends every
@@ -104,9 +104,16 @@ def main():
                 sys.exit(f"FAIL: {image.name}: gRPC says {grpc}, HTTP says {http}")
             correct += grpc == label
     finally:
-        # SIGKILL: under qemu-user the daemon's graceful drain on SIGTERM was seen to hang.
-        proc.kill()
-        proc.wait(timeout=30)
+        # The board's way to stop it: SIGTERM, drain, exit 0 (checked below, after the answers).
+        proc.terminate()
+        try:
+            exit_code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+            exit_code = "none: still running 60 s after SIGTERM, killed"
+    if exit_code != 0:
+        sys.exit(f"FAIL: tesserad did not drain and exit 0 on SIGTERM (exit code {exit_code}); log: {log_path}")
     accuracy = correct / len(images)
     print(f"aarch64/armhf tesserad under {emulator}: {len(images)} images over gRPC ({t_grpc:.1f} s) and HTTP, "
           f"same top-1 on both doors, {correct}/{len(images)} correct ({accuracy * 100:.1f}%)")
