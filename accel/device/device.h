@@ -60,6 +60,12 @@ class Device {
   // Validates every descriptor (abi::layer_fits) and makes the weights resident.
   virtual Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) = 0;
 
+  // Brings the device back to a known state after a run failed (timed out and was aborted, ended
+  // in an error, left a corrupt status). Every program loaded before is invalid afterwards:
+  // destroy them first and load them again. Not thread-safe against run() or load() (the caller,
+  // runtime/device_supervisor.h, serialises). The default has nothing to reset.
+  virtual Status reset() { return Status::ok(); }
+
   // The device's power and temperature sensors now. UNIMPLEMENTED "unsupported: ..." when the
   // device has none (the default; the emulator's power comes from the board's power model),
   // UNAVAILABLE when reading them failed this time. Thread-safe; never throws.

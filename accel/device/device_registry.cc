@@ -13,8 +13,13 @@ namespace {
 
 // The emulator for the requested board profile (programs are planned and timed for it).
 Result<std::unique_ptr<Device>> open_emu(const DeviceOptions& options, std::string* log_note) {
-  auto device = std::make_unique<EmuDevice>(options.board);
+  EmuDeviceOptions emu_options;
+  auto faults = emu::parse_emu_faults(options.emu_faults);
+  if (!faults.is_ok()) return faults.status();
+  emu_options.faults = *faults;
+  auto device = std::make_unique<EmuDevice>(options.board, emu_options);
   *log_note = "device emu: " + device->info().name;
+  if (emu_options.faults.any()) *log_note += "; injected faults: " + options.emu_faults;
   return std::unique_ptr<Device>(std::move(device));
 }
 

@@ -18,6 +18,7 @@ struct DeviceOptions {
   std::filesystem::path xclbin;  // xrt: the xclbin; empty = $TESSERA_XCLBIN, then the defaults
   unsigned index = 0;            // xrt: xrt::device index
   std::string board = "zcu102";  // board profile (emu's timing model; reported by both)
+  std::string emu_faults;        // emu: injected faults, "fail-run=3,reset-ms=500" (emu/emu_faults.h); "" = none
 };
 
 // Where the xclbin is looked for when DeviceOptions::xclbin is empty, after $TESSERA_XCLBIN.

@@ -17,6 +17,7 @@
 #include "accel/graph/tensor.h"
 #include "accel/plan/model_plan.h"
 #include "accel/plan/plan_cache.h"
+#include "accel/runtime/device_supervisor.h"
 #include "accel/runtime/model_config.h"
 
 namespace tessera {
@@ -28,8 +29,11 @@ Result<Precision> parse_precision(const std::string& name);
 struct EngineOptions {
   Precision precision = Precision::kFp32;
   std::shared_ptr<Device> device;  // required for kInt8
-  uint32_t max_batch = 8;          // largest batch one device run takes
-  bool pipelined = true;           // int8: fabric and host stages on their own threads
+  // int8: the health of `device`, shared by every engine on it (null: the engine makes its own).
+  // A failed run is answered UNAVAILABLE; the device is then reset and the program reloaded.
+  std::shared_ptr<DeviceSupervisor> supervisor;
+  uint32_t max_batch = 8;  // largest batch one device run takes
+  bool pipelined = true;   // int8: fabric and host stages on their own threads
   std::chrono::milliseconds device_timeout{10000};
   // int8 calibration inputs (each N x C x H x W, preprocessed); empty: the images of the
   // model's [quantization] calibration folder.

@@ -26,7 +26,7 @@ Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create(const ModelCo
   std::unique_ptr<Int8Path> path(new Int8Path());
   path->options_ = options;
   path->options_.calibration_samples.clear();
-  path->device_ = options.device;
+  path->supervisor_ = options.supervisor ? options.supervisor : std::make_shared<DeviceSupervisor>(options.device);
   path->device_kind_ = options.device->info().kind;
   path->clock_mhz_ = options.device->info().clock_mhz;
   path->output_name_ = graph.outputs[0].name;
@@ -48,11 +48,7 @@ Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create(const ModelCo
   plan::CompileOptions compile{*board, options.plan, options.plan_cache.get(), config.name};
   compile.plan.space = plan::SearchSpace::kKernel;
   TESSERA_ASSIGN_OR_RETURN(path->compiled_, plan::compile_model(folded, ranges, compile));
-  if (path->compiled_.has_fabric) {
-    auto program = path->device_->load(path->compiled_.program, options.max_batch);
-    if (!program) return Status(program.status().code(), "loading the fabric program: " + program.status().message());
-    path->program_ = std::move(program).value();
-  }
+  if (path->compiled_.has_fabric) TESSERA_RETURN_IF_ERROR(path->load_program());
   if (options.pipelined) {
     path->fabric_thread_ = std::thread([p = path.get()] { p->fabric_loop(); });
     path->host_thread_ = std::thread([p = path.get()] { p->host_loop(); });
@@ -82,6 +78,49 @@ std::string Engine::Int8Path::summary() const {
          (compiled_.plan_from_cache ? ", plan from cache" : ", plan searched") + "]";
 }
 
+Status Engine::Int8Path::load_program() {
+  program_.reset();
+  loaded_generation_ = supervisor_->generation();
+  auto program = supervisor_->device().load(compiled_.program, options_.max_batch);
+  if (!program) return Status(program.status().code(), "loading the fabric program: " + program.status().message());
+  program_ = std::move(program).value();
+  return Status::ok();
+}
+
+Status Engine::Int8Path::run_chunk(Job& job, std::span<const int8_t> in, uint32_t count, std::span<int8_t> out) {
+  if (!program_ || loaded_generation_ != supervisor_->generation()) {
+    if (Status loaded = load_program(); !loaded.is_ok()) return job.device_error = loaded;
+  }
+  Status ran = program_->run(in, count, out, options_.device_timeout);
+  // A batch the device cannot take is the caller's mistake; everything else is the device's.
+  if (!ran.is_ok() && ran.code() != StatusCode::kInvalidArgument) job.device_error = ran;
+  if (ran.is_ok()) {
+    supervisor_->run_ok();
+    job.result.fabric_cycles += program_->last_run_cycles();
+  }
+  return ran;
+}
+
+bool Engine::Int8Path::handle_device_error(std::unique_ptr<Job>& job) {
+  if (job->device_error.is_ok()) return false;
+  job->status = supervisor_->failed(job->device_error);
+  finish(std::move(job));
+  recover();
+  return true;
+}
+
+void Engine::Int8Path::recover() {
+  program_.reset();
+  uint64_t seen = loaded_generation_;  // skip the reset when another engine did it since
+  while (supervisor_->usable().is_ok()) {
+    Status status = supervisor_->reset(seen);
+    if (status.is_ok()) status = load_program();
+    if (status.is_ok()) return supervisor_->recovered();
+    (void)supervisor_->failed(status);  // counted; out of service after too many in a row
+    seen = supervisor_->generation();
+  }
+}
+
 // Quantises the input, runs the fabric program in chunks of max_batch, dequantises the output.
 Status Engine::Int8Path::fabric_stage(Job& job) {
   const auto start = std::chrono::steady_clock::now();
@@ -90,6 +129,7 @@ Status Engine::Int8Path::fabric_stage(Job& job) {
     job.boundary = in;
     return Status::ok();
   }
+  TESSERA_RETURN_IF_ERROR(supervisor_->usable());
   const CompiledProgram& prog = compiled_.program;
   const auto n = static_cast<uint32_t>(in.dim(0));
   std::vector<int8_t> q_in(in.data.size());
@@ -98,13 +138,12 @@ Status Engine::Int8Path::fabric_stage(Job& job) {
   for (uint32_t first = 0; first < n; first += options_.max_batch) {
     const uint32_t count = std::min(options_.max_batch, n - first);
     TESSERA_RETURN_IF_ERROR(
-        program_->run(std::span<const int8_t>(q_in.data() + static_cast<size_t>(first) * prog.input_bytes(),
-                                              static_cast<size_t>(count) * prog.input_bytes()),
-                      count,
-                      std::span<int8_t>(q_out.data() + static_cast<size_t>(first) * prog.output_bytes(),
-                                        static_cast<size_t>(count) * prog.output_bytes()),
-                      options_.device_timeout));
-    job.result.fabric_cycles += program_->last_run_cycles();
+        run_chunk(job,
+                  std::span<const int8_t>(q_in.data() + static_cast<size_t>(first) * prog.input_bytes(),
+                                          static_cast<size_t>(count) * prog.input_bytes()),
+                  count,
+                  std::span<int8_t>(q_out.data() + static_cast<size_t>(first) * prog.output_bytes(),
+                                    static_cast<size_t>(count) * prog.output_bytes())));
   }
   job.boundary = Tensor({static_cast<int64_t>(n), prog.output_c, prog.output_h, prog.output_w});
   for (size_t i = 0; i < q_out.size(); ++i) job.boundary.data[i] = q_out[i] * prog.output_scale;
@@ -153,6 +192,7 @@ void Engine::Int8Path::fabric_loop() {
     }
     space_cv_.notify_all();
     job->status = fabric_stage(*job);
+    if (handle_device_error(job)) continue;
     if (!job->status.is_ok()) {
       finish(std::move(job));
       continue;
@@ -189,6 +229,7 @@ Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
   if (!options_.pipelined) {
     std::lock_guard<std::mutex> lock(sequential_mu_);
     job->status = fabric_stage(*job);
+    if (handle_device_error(job)) return done.get();
     if (job->status.is_ok()) job->status = host_stage(*job);
     finish(std::move(job));
     return done.get();

@@ -7,6 +7,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -36,11 +37,20 @@ struct Engine::Int8Path {
     Tensor boundary;  // float, the fabric output dequantised
     Inference result;
     Status status;
+    Status device_error;  // the device's own failure (not the batch's): answer UNAVAILABLE, recover
     std::promise<Result<Inference>> done;
   };
 
   Int8Path() = default;
   Status fabric_stage(Job& job);
+  // Runs the program on `count` images; a failure of the device goes to job.device_error too.
+  Status run_chunk(Job& job, std::span<const int8_t> in, uint32_t count, std::span<int8_t> out);
+  // Loads the program for the device's current generation.
+  Status load_program();
+  // When the fabric stage failed through the device: answers the job UNAVAILABLE (the device is
+  // RECOVERING by then), resets the device and reloads the program. False otherwise.
+  bool handle_device_error(std::unique_ptr<Job>& job);
+  void recover();
   Status host_stage(Job& job);
   void fabric_loop();
   void host_loop();
@@ -50,8 +60,9 @@ struct Engine::Int8Path {
   int num_classes_ = 0;
   std::string output_name_;
   plan::CompiledModel compiled_;
-  std::shared_ptr<Device> device_;
-  std::unique_ptr<DeviceProgram> program_;
+  std::shared_ptr<DeviceSupervisor> supervisor_;
+  std::unique_ptr<DeviceProgram> program_;  // null after a failure until reloaded
+  uint64_t loaded_generation_ = 0;          // the supervisor's generation program_ was loaded in
   std::string device_kind_;
   double clock_mhz_ = 0;
 

@@ -59,7 +59,13 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   d->start_telemetry_and_queue(startup);
   TESSERA_RETURN_IF_ERROR(d->start_grpc(startup));
   TESSERA_RETURN_IF_ERROR(d->start_http(startup));
-  d->stats_->set_ready(true);
+  {
+    std::lock_guard lock(d->health_mu_);
+    d->apply_readiness();
+  }
+  if (DeviceSupervisor* supervisor = d->models_->supervisor()) {
+    supervisor->set_listener([daemon = d.get()](const DeviceEvent& event) { daemon->on_device_event(event); });
+  }
   return d;
 }
 
@@ -100,9 +106,12 @@ Status Daemon::load_models(Startup& startup) {
   std::string note;
   TESSERA_ASSIGN_OR_RETURN(engine_options.device, open_device(options_.device, &note));
   if (!note.empty()) spdlog::info("{}", note);
+  engine_options.device_timeout = std::chrono::milliseconds(options_.device_timeout_ms);
+  engine_options.supervisor = std::make_shared<DeviceSupervisor>(engine_options.device, options_.device_max_failures);
   startup.device = engine_options.device->info();
   const DeviceInfo& info = startup.device;
-  spdlog::info("device {}: {} (board {}; {})", info.kind, info.name, info.board, info.detail);
+  spdlog::info("device {}: {} (board {}; {}); run timeout {} ms, out of service after {} failures in a row", info.kind,
+               info.name, info.board, info.detail, options_.device_timeout_ms, options_.device_max_failures);
   spdlog::info("tile plans: objective {}, cache {}", options_.objective,
                options_.plan_cache.empty() ? std::string("in memory") : options_.plan_cache.string());
   TESSERA_ASSIGN_OR_RETURN(models_, ModelRepository::load(options_.models_dir, engine_options, options_.batching));
@@ -192,6 +201,32 @@ Status Daemon::start_http(Startup& startup) {
   return Status::ok();
 }
 
+void Daemon::on_device_event(const DeviceEvent& event) {
+  const DeviceHealth& health = event.health;
+  switch (event.kind) {
+    case DeviceEvent::Kind::kFailed:
+      spdlog::error("device error #{}: {}; not ready while the device is reset and the programs reloaded",
+                    health.errors, event.message);
+      break;
+    case DeviceEvent::Kind::kRecovered:
+      spdlog::info("device recovered (reset #{}): {}; ready again", health.resets, event.message);
+      break;
+    case DeviceEvent::Kind::kOutOfService:
+      spdlog::critical("device error #{}: {}; device out of service: {}", health.errors, event.message, health.reason);
+      break;
+  }
+  if (event.kind != DeviceEvent::Kind::kRecovered && stats_) stats_->on_device_error();
+  std::lock_guard lock(health_mu_);
+  apply_readiness();
+}
+
+void Daemon::apply_readiness() {
+  if (stopped_) return;  // draining: stop() turned readiness off for good
+  const bool ready = models_->device_ready().is_ok();
+  if (stats_) stats_->set_ready(ready);
+  if (grpc_) grpc_->set_serving(ready);
+}
+
 Daemon::~Daemon() { stop(); }
 
 int Daemon::grpc_port() const { return grpc_ ? grpc_->port() : 0; }
@@ -205,11 +240,14 @@ std::string Daemon::listening_line() const {
 }
 
 void Daemon::stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  // New requests are refused (UNAVAILABLE / 503) while the running ones finish.
-  if (stats_) stats_->set_ready(false);
-  if (grpc_) grpc_->set_serving(false);
+  {
+    std::lock_guard lock(health_mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    // New requests are refused (UNAVAILABLE / 503) while the running ones finish.
+    if (stats_) stats_->set_ready(false);
+    if (grpc_) grpc_->set_serving(false);
+  }
   if (telemetry_) telemetry_->in_flight().start_draining();  // watch streams end at their next tick
   if (http_) http_->stop_accepting();
   if (classifier_) classifier_->in_flight().start_draining();
@@ -226,6 +264,8 @@ void Daemon::stop() {
   if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
   if (grpc_) grpc_->shutdown(kFlushGrace);
   if (queue_) queue_->stop();  // answers what is still queued
+  // An engine may still be resetting the device: its events no longer reach the servers.
+  if (models_ && models_->supervisor()) models_->supervisor()->set_listener(nullptr);
   if (fleet_) fleet_->stop();  // before the HTTP side: its callbacks write through HTTP sessions
   // HTTP answers are written on the io threads: give the last ones time to go out.
   if (http_busy) std::this_thread::sleep_for(kFlushGrace);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,9 @@ struct DaemonOptions {
   int workers = 2;  // batches in flight at once
   int http_threads = 2;
   std::string precision = "int8";             // int8 (fabric + host pipeline) or fp32 (host only)
-  DeviceOptions device;                       // --device auto|emu|xrt, --xclbin, --board
+  DeviceOptions device;                       // --device auto|emu|xrt, --xclbin, --board, --emu-faults
+  int device_timeout_ms = 10000;              // a device run taking longer is aborted (device failed)
+  int device_max_failures = 3;                // failures in a row before the device is out of service
   BatchPolicy batching;                       // defaults for models whose model.toml has no [batching]
   std::string objective = "energy";           // what the tile planner minimises: time, bytes or energy
   std::filesystem::path plan_cache;           // where plans are cached; empty: memory only
@@ -100,6 +103,10 @@ class Daemon {
                                                                      telemetry::DeviceLabels& labels);
   // The gRPC services and their server.
   Status start_grpc(const Startup& startup);
+  // Logs and counts the device's failures and recoveries; readiness follows its state.
+  void on_device_event(const DeviceEvent& event);
+  // Readiness (gRPC health, tessera_ready) from the device's state, unless draining; health_mu_ held.
+  void apply_readiness();
   // The fleet service, the HTTP routes and their server.
   Status start_http(Startup& startup);
 
@@ -117,6 +124,7 @@ class Daemon {
   std::unique_ptr<kserve::KserveGrpcService> kserve_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> http_;
+  std::mutex health_mu_;  // stopped_ and the readiness the device's events set
   bool stopped_ = false;
 };
 

@@ -49,7 +49,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* KserveGrpcService::ServerReady(grpc::CallbackServerContext* context,
                                                          const inference::ServerReadyRequest* /*request*/,
                                                          inference::ServerReadyResponse* response) {
-  response->set_ready(!in_flight_.draining());
+  response->set_ready(!in_flight_.draining() && models_.device_ready().is_ok());
   return finish(context, grpc::Status::OK);
 }
 
@@ -58,7 +58,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelReady(grpc::CallbackServerCont
                                                         inference::ModelReadyResponse* response) {
   auto model = find_model(models_, request->name(), request->version());
   if (!model) return finish(context, to_grpc_status(model.status()));
-  response->set_ready(!in_flight_.draining());
+  response->set_ready(!in_flight_.draining() && models_.device_ready().is_ok());
   return finish(context, grpc::Status::OK);
 }
 

@@ -82,7 +82,14 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   const http::verb method = request.method();
   const bool get = is_get_or_head(method);
   auto reply = [&](HttpResponse res) { respond(answer_to(method, std::move(res))); };
-  const auto not_ready = [] { return error_response(400, "not ready: the server is shutting down"); };
+  // KServe's readiness is 200 or a 4xx; the body says why not (draining, or the device).
+  const auto not_ready = [this]() -> std::optional<HttpResponse> {
+    if (admission_.in_flight().draining()) return error_response(400, "not ready: the server is shutting down");
+    if (Status device = models_.device_ready(); !device.is_ok()) {
+      return error_response(400, "not ready: " + device.message());
+    }
+    return std::nullopt;
+  };
 
   if (path == "/v2") {
     return reply(get ? make_json_response(200, server_metadata_json(server_version()))
@@ -93,7 +100,7 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   }
   if (path == "/v2/health/ready") {
     if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
-    return reply(admission_.in_flight().draining() ? not_ready() : make_json_response(200, {{"ready", true}}));
+    return reply(not_ready().value_or(make_json_response(200, {{"ready", true}})));
   }
   const auto parsed = path.starts_with(kModelsPrefix)
                           ? parse_model_path(std::string_view(path).substr(kModelsPrefix.size()))
@@ -108,9 +115,7 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   auto model = find_model(models_, parsed->model, parsed->version);
   if (!model) return reply(error_response(model.status()));
   if (parsed->action == "ready") {
-    return reply(admission_.in_flight().draining()
-                     ? not_ready()
-                     : make_json_response(200, {{"name", model->signature.name}, {"ready", true}}));
+    return reply(not_ready().value_or(make_json_response(200, {{"name", model->signature.name}, {"ready", true}})));
   }
   reply(make_json_response(200, model_metadata_json(model->signature)));
 }

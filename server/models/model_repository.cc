@@ -80,10 +80,19 @@ Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& r
                  b.max_queue, (*model)->engine->summary());
     models.push_back(std::move(model).value());
   }
-  return std::make_unique<ModelRepository>(std::move(models));
+  return std::make_unique<ModelRepository>(std::move(models), engine_options.supervisor);
 }
 
-ModelRepository::ModelRepository(std::vector<std::unique_ptr<ServedModel>> models) : models_(std::move(models)) {}
+ModelRepository::ModelRepository(std::vector<std::unique_ptr<ServedModel>> models,
+                                 std::shared_ptr<DeviceSupervisor> supervisor)
+    : models_(std::move(models)), supervisor_(std::move(supervisor)) {}
+
+Status ModelRepository::device_ready() const {
+  if (!supervisor_) return Status::ok();
+  const DeviceHealth health = supervisor_->health();
+  if (health.state == DeviceState::kServing) return Status::ok();
+  return Status::unavailable(std::string("device ") + device_state_name(health.state) + ": " + health.reason);
+}
 
 const ServedModel* ModelRepository::find(std::string_view name) const {
   if (models_.empty()) return nullptr;

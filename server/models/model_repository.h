@@ -43,8 +43,10 @@ class ModelRepository {
                                                        const EngineOptions& engine_options = {},
                                                        const BatchPolicy& batching = {});
 
-  // From models loaded elsewhere (tests); the first is the default.
-  explicit ModelRepository(std::vector<std::unique_ptr<ServedModel>> models);
+  // From models loaded elsewhere (tests); the first is the default. `supervisor`: the health of
+  // the device the int8 models run on (null: none, or no one watches it).
+  explicit ModelRepository(std::vector<std::unique_ptr<ServedModel>> models,
+                           std::shared_ptr<DeviceSupervisor> supervisor = nullptr);
 
   // The named model, or the default one for an empty name; nullptr when there is none.
   const ServedModel* find(std::string_view name) const;
@@ -52,8 +54,14 @@ class ModelRepository {
   const std::vector<std::unique_ptr<ServedModel>>& models() const { return models_; }
   std::vector<std::string> names() const;
 
+  // Readiness as far as the device goes: OK while it serves (or no model uses it), else
+  // UNAVAILABLE "device recovering: ..." or "device out of service: ...".
+  Status device_ready() const;
+  DeviceSupervisor* supervisor() const { return supervisor_.get(); }
+
  private:
   std::vector<std::unique_ptr<ServedModel>> models_;
+  std::shared_ptr<DeviceSupervisor> supervisor_;
 };
 
 }  // namespace tessera

@@ -51,6 +51,11 @@ ServerStats::ServerStats(std::vector<const ServedModel*> models, DeviceLabels de
     batch_size_->with({{"model", m}});
   }
 
+  device_errors_ = &registry_
+                        .counter("tessera_device_errors_total",
+                                 "Device runs and program loads that failed (timed out, errored, corrupt status); "
+                                 "each is followed by a reset and a reload.")
+                        .with();
   auto& info = registry_.gauge("tessera_device_info", "The device running the fabric part (always 1).",
                                {"kind", "name", "board"});
   info.with({{"kind", device_.kind}, {"name", device_.name}, {"board", device_.board}}).set(1);
@@ -71,9 +76,12 @@ ServerStats::ServerStats(std::vector<const ServedModel*> models, DeviceLabels de
           .gauge("tessera_fabric_utilization_ratio", "Share of the recent window the fabric stage was busy (0..1).")
           .with(),
       [this] { return snapshot().fabric_utilization; });
-  add_callback(
-      registry_.gauge("tessera_ready", "1 while the daemon admits requests, 0 while starting or draining.").with(),
-      [this] { return ready() ? 1.0 : 0.0; });
+  add_callback(registry_
+                   .gauge("tessera_ready",
+                          "1 while the daemon is ready, 0 while starting, draining, or while the device is reset or "
+                          "out of service.")
+                   .with(),
+               [this] { return ready() ? 1.0 : 0.0; });
   add_callback(registry_
                    .gauge("tessera_power_watts",
                           "Board power from the first power source that has it "

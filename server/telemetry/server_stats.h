@@ -82,6 +82,8 @@ class ServerStats : public QueueObserver {
   // The queue whose depths are reported (set once, before the first job).
   void set_queue(const InferenceQueue* queue) { queue_ = queue; }
   bool ready() const;
+  // A device run or load failed (tessera_device_errors_total).
+  void on_device_error() { device_errors_->inc(); }
 
   TelemetrySnapshot snapshot() const;
   // The Prometheus text exposition (metrics::kContentType).
@@ -126,6 +128,7 @@ class ServerStats : public QueueObserver {
   metrics::HistogramFamily* batch_size_;
   metrics::CounterFamily* modeled_energy_;
   metrics::Counter* energy_;
+  metrics::Counter* device_errors_;
   mutable std::mutex energy_mu_;                  // one catch-up of energy_ at a time
   std::vector<metrics::Gauge*> callback_gauges_;  // cleared before the sources go away
 };

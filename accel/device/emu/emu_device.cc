@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "accel/device/emu/emu_kernels.h"
 #include "accel/device/emu/emu_ops.h"
@@ -12,7 +13,7 @@
 namespace tessera {
 
 EmuProgram::EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::shared_ptr<emu::EmuThreadPool> pool,
-                       const emu::EmuKernels& kernels)
+                       const emu::EmuKernels& kernels, std::shared_ptr<emu::EmuFaultState> faults)
     : header_(program.header),
       layers_(program.layers),
       weights_(program.weights),
@@ -22,7 +23,8 @@ EmuProgram::EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::
       max_batch_(max_batch),
       pool_(std::move(pool)),
       kernels_(kernels),
-      model_(program.model) {
+      model_(program.model),
+      faults_(std::move(faults)) {
   size_t scratch_per_image = 0;
   packed_.resize(layers_.size());
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -74,6 +76,29 @@ Status EmuProgram::execute(std::span<int8_t> arena, uint32_t batch, std::chrono:
   return Status::ok();
 }
 
+Status EmuProgram::injected_fault(std::span<int8_t> outputs, uint32_t batch, std::chrono::milliseconds timeout) {
+  if (!faults_) return Status::ok();
+  const uint64_t n = ++faults_->runs;
+  const emu::EmuFaultPlan& plan = faults_->plan;
+  const std::string which = "emulator: run " + std::to_string(n);
+  if (plan.fail_run.fires(n)) return Status::internal(which + " ended in ERT_CMD_STATE_ERROR (injected fault)");
+  if (plan.hang_run.fires(n)) {
+    // A hung kernel: nothing comes back before the timeout, then the run is aborted. Without a
+    // timeout a board would hang for good; the emulator gives up after a minute.
+    const auto wait = timeout.count() > 0 ? timeout : std::chrono::milliseconds(60000);
+    std::this_thread::sleep_for(wait);
+    return Status::deadline_exceeded(which + " did not finish within " + std::to_string(wait.count()) +
+                                     " ms (injected hang; aborted: ERT_CMD_STATE_ABORT)");
+  }
+  if (plan.corrupt_run.fires(n)) {
+    // What a broken device leaves behind: garbage where the outputs go, a status word no kernel writes.
+    std::fill_n(outputs.begin(), std::min(outputs.size(), static_cast<size_t>(batch) * output_bytes_), int8_t{0x5a});
+    return Status::internal(which + ": kernel refused the program: RunStatus 3735928559 = unknown RunStatus " +
+                            "(corrupt status word; injected fault)");
+  }
+  return Status::ok();
+}
+
 Status EmuProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span<int8_t> outputs,
                        std::chrono::milliseconds timeout) {
   if (batch == 0 || batch > max_batch_) {
@@ -84,6 +109,7 @@ Status EmuProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
       outputs.size() < static_cast<size_t>(batch) * output_bytes_) {
     return Status::invalid_argument("emulator: input/output buffers smaller than batch x tensor bytes");
   }
+  TESSERA_RETURN_IF_ERROR(injected_fault(outputs, batch, timeout));
   const auto deadline =
       timeout.count() > 0 ? std::chrono::steady_clock::now() + timeout : std::chrono::steady_clock::time_point::max();
   const size_t image_bytes = header_.arena_image_bytes;
@@ -103,7 +129,12 @@ Status EmuProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
 EmuDevice::EmuDevice(std::string board, EmuDeviceOptions options)
     : board_(std::move(board)),
       pool_(std::make_shared<emu::EmuThreadPool>(options.threads)),
-      kernels_(options.portable ? emu::scalar_kernels() : emu::emu_kernels()) {}
+      kernels_(options.portable ? emu::scalar_kernels() : emu::emu_kernels()) {
+  if (options.faults.any()) {
+    faults_ = std::make_shared<emu::EmuFaultState>();
+    faults_->plan = options.faults;
+  }
+}
 
 EmuDevice::~EmuDevice() = default;
 
@@ -114,18 +145,34 @@ DeviceInfo EmuDevice::info() const {
   info.board = board_;
   // clock_mhz stays 0: cycles are modelled per program, at the clock of its plan's profile.
   info.detail = "fabric time modelled by the plan for board profile '" + board_ + "'";
+  if (faults_) info.detail += "; fault injection on (--emu-faults)";
   return info;
 }
 
 Result<std::unique_ptr<EmuProgram>> EmuDevice::load_program(const CompiledProgram& program, uint32_t max_batch) {
   if (max_batch == 0) return Status::invalid_argument("emulator: max_batch must be >= 1");
   TESSERA_RETURN_IF_ERROR(emu::check_program(program));
+  if (faults_) {
+    const uint64_t n = ++faults_->loads;
+    if (faults_->plan.fail_load.fires(n)) {
+      return Status::unavailable("emulator: the device died while loading program " + std::to_string(n) +
+                                 " (injected fault)");
+    }
+  }
   try {
-    return std::make_unique<EmuProgram>(program, max_batch, pool_, kernels_);
+    return std::make_unique<EmuProgram>(program, max_batch, pool_, kernels_, faults_);
   } catch (const std::bad_alloc&) {
     return Status::resource_exhausted("emulator: cannot allocate the arena for " + std::to_string(max_batch) +
                                       " images of " + std::to_string(program.header.arena_image_bytes) + " bytes");
   }
+}
+
+Status EmuDevice::reset() {
+  if (faults_) {
+    ++faults_->resets;
+    std::this_thread::sleep_for(faults_->plan.reset_delay);
+  }
+  return Status::ok();
 }
 
 Result<std::unique_ptr<DeviceProgram>> EmuDevice::load(const CompiledProgram& program, uint32_t max_batch) {

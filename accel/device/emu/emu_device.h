@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "accel/device/device.h"
+#include "accel/device/emu/emu_faults.h"
 
 namespace tessera {
 
@@ -28,7 +29,7 @@ class EmuProgram : public DeviceProgram {
  public:
   // `program` must have passed emu::check_program.
   EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::shared_ptr<emu::EmuThreadPool> pool,
-             const emu::EmuKernels& kernels);
+             const emu::EmuKernels& kernels, std::shared_ptr<emu::EmuFaultState> faults = nullptr);
   ~EmuProgram() override;
 
   // Copies each image's input to header.input_offset of its arena slot, executes, copies
@@ -45,6 +46,9 @@ class EmuProgram : public DeviceProgram {
   uint32_t max_batch() const { return max_batch_; }
 
  private:
+  // The fault the device's plan injects into this run, if any (emu_faults.h); OK when none.
+  Status injected_fault(std::span<int8_t> outputs, uint32_t batch, std::chrono::milliseconds timeout);
+
   abi::ProgramHeader header_;
   std::vector<abi::LayerDesc> layers_;
   std::vector<int8_t> weights_;
@@ -58,12 +62,14 @@ class EmuProgram : public DeviceProgram {
   const emu::EmuKernels& kernels_;
   ProgramModel model_;
   uint64_t last_run_cycles_ = 0;
+  std::shared_ptr<emu::EmuFaultState> faults_;  // null: no fault injection
 };
 
 // How an EmuDevice computes (never what: every choice gives the same bytes).
 struct EmuDeviceOptions {
-  unsigned threads = 0;   // 0: one per hardware thread
-  bool portable = false;  // use the portable loops even where AVX2 is available (tests, aarch64 parity)
+  unsigned threads = 0;      // 0: one per hardware thread
+  bool portable = false;     // use the portable loops even where AVX2 is available (tests, aarch64 parity)
+  emu::EmuFaultPlan faults{};  // injected faults (tests of the daemon's recovery); none by default
 };
 
 class EmuDevice : public Device {
@@ -76,11 +82,14 @@ class EmuDevice : public Device {
   Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) override;
   // load() with the concrete type (tests call EmuProgram::execute).
   Result<std::unique_ptr<EmuProgram>> load_program(const CompiledProgram& program, uint32_t max_batch);
+  // Nothing to reset in software; takes the fault plan's reset-ms.
+  Status reset() override;
 
  private:
   std::string board_;
   std::shared_ptr<emu::EmuThreadPool> pool_;
   const emu::EmuKernels& kernels_;
+  std::shared_ptr<emu::EmuFaultState> faults_;  // null: no fault injection
 };
 
 }  // namespace tessera

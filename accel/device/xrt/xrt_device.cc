@@ -44,8 +44,35 @@ Result<unsigned> xrt_device_count() {
   }
 }
 
-XrtDevice::XrtDevice(std::unique_ptr<XrtHandles> handles, DeviceInfo info)
-    : handles_(std::move(handles)), info_(std::move(info)) {}
+XrtDevice::XrtDevice(std::unique_ptr<XrtHandles> handles, DeviceInfo info, XrtOptions options)
+    : handles_(std::move(handles)), info_(std::move(info)), options_(std::move(options)) {}
+
+namespace {
+
+// Opens device `index`, loads `handles.xclbin` onto it and finds the kernel, into `handles`.
+Status open_handles(XrtHandles& handles, unsigned index, const std::filesystem::path& xclbin_path) {
+  const std::string where = "Xilinx device " + std::to_string(index);
+  try {
+    handles.device = xrt::device(index);
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kUnavailable, "cannot open " + where, e);
+  }
+  try {
+    handles.uuid = handles.device.load_xclbin(handles.xclbin);
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kFailedPrecondition, "loading " + xclbin_path.string() + " onto " + where,
+                                 e);
+  }
+  try {
+    handles.kernel = xrt::kernel(handles.device, handles.uuid, kXrtKernelName);
+  } catch (const std::exception& e) {
+    return status_from_exception(StatusCode::kFailedPrecondition,
+                                 std::string("kernel ") + kXrtKernelName + " of " + xclbin_path.string(), e);
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 XrtDevice::~XrtDevice() = default;
 
@@ -70,23 +97,7 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
   handles->xclbin_path = options.xclbin;
   handles->kernel_clock_mhz = xclbin_data_clock_mhz(handles->xclbin);
   const std::string where = "Xilinx device " + std::to_string(options.index);
-  try {
-    handles->device = xrt::device(options.index);
-  } catch (const std::exception& e) {
-    return status_from_exception(StatusCode::kUnavailable, "cannot open " + where, e);
-  }
-  try {
-    handles->uuid = handles->device.load_xclbin(handles->xclbin);
-  } catch (const std::exception& e) {
-    return status_from_exception(StatusCode::kFailedPrecondition,
-                                 "loading " + options.xclbin.string() + " onto " + where, e);
-  }
-  try {
-    handles->kernel = xrt::kernel(handles->device, handles->uuid, kXrtKernelName);
-  } catch (const std::exception& e) {
-    return status_from_exception(StatusCode::kFailedPrecondition,
-                                 std::string("kernel ") + kXrtKernelName + " of " + options.xclbin.string(), e);
-  }
+  TESSERA_RETURN_IF_ERROR(open_handles(*handles, options.index, options.xclbin));
 
   DeviceInfo info;
   info.kind = "xrt";
@@ -97,22 +108,41 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
                 std::to_string(options.index) + " (" + device_text<xrt::info::device::bdf>(handles->device, "no bdf") +
                 "), kernel clock " +
                 (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown");
-  return std::unique_ptr<Device>(new XrtDevice(std::move(handles), std::move(info)));
+  return std::unique_ptr<Device>(new XrtDevice(std::move(handles), std::move(info), options));
 }
 
 DeviceInfo XrtDevice::info() const { return info_; }
 
 Result<std::unique_ptr<DeviceProgram>> XrtDevice::load(const CompiledProgram& program, uint32_t max_batch) {
+  std::lock_guard lock(mu_);
   return XrtProgram::create(*handles_, program, max_batch);
+}
+
+Status XrtDevice::reset() {
+  // The new handles replace the old ones only once complete: a failed reset leaves the old ones
+  // in place (the next reset tries again; the supervisor counts the failure).
+  auto handles = std::make_unique<XrtHandles>();
+  {
+    std::lock_guard lock(mu_);
+    handles->xclbin = handles_->xclbin;
+    handles->xclbin_path = handles_->xclbin_path;
+    handles->kernel_clock_mhz = handles_->kernel_clock_mhz;
+  }
+  TESSERA_RETURN_IF_ERROR(open_handles(*handles, options_.index, options_.xclbin));
+  std::lock_guard lock(mu_);
+  handles_ = std::move(handles);
+  return Status::ok();
 }
 
 Result<DeviceSensors> XrtDevice::sample_sensors() const { return merge_xrt_sensors(electrical_json(), thermal_json()); }
 
 Result<std::string> XrtDevice::electrical_json() const {
+  std::lock_guard lock(mu_);
   return sensor_json<xrt::info::device::electrical>(handles_->device, "electrical");
 }
 
 Result<std::string> XrtDevice::thermal_json() const {
+  std::lock_guard lock(mu_);
   return sensor_json<xrt::info::device::thermal>(handles_->device, "thermal");
 }
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "accel/common/status.h"
@@ -37,6 +38,14 @@ class XrtDevice : public Device {
   ~XrtDevice() override;
   DeviceInfo info() const override;
   Result<std::unique_ptr<DeviceProgram>> load(const CompiledProgram& program, uint32_t max_batch) override;
+  // After a failed run: drops this object's handles to the device, opens xrt::device(index) again,
+  // loads the xclbin again and finds the kernel again. Programs loaded before keep the old handles
+  // and must be destroyed and loaded again (the runtime's DeviceSupervisor does). What XRT does
+  // underneath (a CU reset by the scheduler, a re-download of the xclbin or none when its uuid
+  // is unchanged) depends on the shell; a hot reset of the whole card needs root (xbutil reset)
+  // and is left to the operator: a device that keeps failing is taken out of service instead.
+  // Untested without a board.
+  Status reset() override;
   // Board power, rails and temperatures from electrical_json() and thermal_json() (xrt_sensors.h).
   Result<DeviceSensors> sample_sensors() const override;
 
@@ -46,10 +55,12 @@ class XrtDevice : public Device {
   Result<std::string> thermal_json() const;
 
  private:
-  XrtDevice(std::unique_ptr<XrtHandles> handles, DeviceInfo info);
+  XrtDevice(std::unique_ptr<XrtHandles> handles, DeviceInfo info, XrtOptions options);
 
+  mutable std::mutex mu_;  // handles_ is replaced by reset() while the sampler reads sensors
   std::unique_ptr<XrtHandles> handles_;
   DeviceInfo info_;
+  const XrtOptions options_;
 };
 
 }  // namespace tessera

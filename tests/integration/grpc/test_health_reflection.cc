@@ -10,6 +10,7 @@
 #include <set>
 
 #include "tests/integration/daemon_test.h"
+#include "tests/integration/grpc_health.h"
 
 namespace tessera::testing {
 namespace {
@@ -18,19 +19,6 @@ using google::protobuf::UnknownField;
 using google::protobuf::UnknownFieldSet;
 
 constexpr auto kTimeout = std::chrono::seconds(10);
-
-grpc::ByteBuffer to_buffer(const std::string& bytes) {
-  grpc::Slice slice(bytes);
-  return grpc::ByteBuffer(&slice, 1);
-}
-
-std::string to_string(const grpc::ByteBuffer& buffer) {
-  std::vector<grpc::Slice> slices;
-  EXPECT_TRUE(buffer.Dump(&slices).ok());
-  std::string out;
-  for (const grpc::Slice& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
-  return out;
-}
 
 // The length-delimited fields numbered `number` of a message.
 std::vector<std::string> bytes_fields(const std::string& message, int number) {
@@ -44,15 +32,6 @@ std::vector<std::string> bytes_fields(const std::string& message, int number) {
   return out;
 }
 
-// A length-delimited field `number` holding `value`.
-std::string bytes_field(int number, const std::string& value) {
-  UnknownFieldSet fields;
-  fields.AddLengthDelimited(number, value);
-  std::string out;
-  EXPECT_TRUE(fields.SerializeToString(&out));
-  return out;
-}
-
 class HealthReflectionTest : public DaemonTest {
  protected:
   void SetUp() override {
@@ -61,26 +40,8 @@ class HealthReflectionTest : public DaemonTest {
         grpc::CreateChannel(daemon_->grpc_address(), grpc::InsecureChannelCredentials()));
   }
 
-  // grpc.health.v1.Health/Check for `service`: the ServingStatus number (1 SERVING, 2 NOT_SERVING).
   std::pair<grpc::Status, int> health_check(const std::string& service) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kTimeout);
-    const grpc::ByteBuffer request = to_buffer(service.empty() ? "" : bytes_field(1, service));
-    grpc::ByteBuffer response;
-    std::promise<grpc::Status> done;
-    stub_generic_->UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
-                             [&done](grpc::Status s) { done.set_value(std::move(s)); });
-    const grpc::Status status = done.get_future().get();
-    int serving = -1;
-    if (status.ok()) {
-      UnknownFieldSet fields;
-      EXPECT_TRUE(fields.ParseFromString(to_string(response)));
-      serving = 0;  // proto3: an absent enum is its zero, UNKNOWN
-      for (int i = 0; i < fields.field_count(); ++i) {
-        if (fields.field(i).number() == 1) serving = static_cast<int>(fields.field(i).varint());
-      }
-    }
-    return {status, serving};
+    return grpc_health_check(*stub_generic_, service);
   }
 
   // One request/response on ServerReflectionInfo: the ServerReflectionResponse's bytes.

@@ -16,6 +16,7 @@
 #include "tessera/v1/telemetry.grpc.pb.h"
 #include "tests/integration/daemon_test.h"
 #include "tests/integration/fmnist_images.h"
+#include "tests/integration/temp_file.h"
 
 namespace tessera::testing {
 namespace {
@@ -27,20 +28,6 @@ using nlohmann::json;
 constexpr const char* kToken = "right-token-8c1f2a";
 constexpr const char* kSecondToken = "second-token-77d3e9";
 constexpr const char* kWrongToken = "wrong-token-5b0c44";
-
-// A file removed at the end of the test.
-struct TempFile {
-  fs::path path;
-  explicit TempFile(const std::string& text) {
-    path = fs::temp_directory_path() /
-           ("tessera-tokens-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()));
-    std::ofstream(path) << text;
-  }
-  ~TempFile() {
-    std::error_code ec;
-    fs::remove(path, ec);
-  }
-};
 
 class AuthTest : public DaemonTest {
  protected:
