@@ -69,15 +69,25 @@ uint32_t tile_channels(const KernelTiling& k, uint32_t m, uint32_t n) {
   return (k.t.m >= opg ? m / opg : 1) * n;
 }
 
-// Compute half of one step: staging of the first tap row, then per tap row the pixel loop beside
-// the next row's staging (accel_conv.h compute_conv_tile).
+// Compute half of one step (accel_conv.h compute_conv_tile): staging of the first unit, then per
+// unit (tap row x vector group of at most kMaxVector elements, the last group shorter) the pixel
+// loop beside the next unit's staging.
 double step_compute(const KernelTiling& k, uint32_t m, uint32_t n, uint64_t pixels) {
   const uint32_t vec = sch::vector_length(k.fold, k.fold ? n : tile_channels(k, m, n), k.g.kernel_w);
-  const double chunks = sch::vector_chunks(vec, k.b.mac_channels);
-  const double stage = static_cast<double>(abi::kMaxTileM) * sch::stage_passes(k.fold, n, k.g.kernel_h, k.g.kernel_w) +
+  const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
+  const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
+  const double stage = static_cast<double>(abi::kMaxTileM) *
+                           sch::stage_passes(k.fold, std::min(n, abi::kMaxVector), k.g.kernel_h, k.g.kernel_w) +
                        sch::kWeightStageDepth;
-  const double mac = static_cast<double>(pixels) * chunks * sch::conv_pixel_ii(k.b.mac_lanes) + sch::kConvPixelDepth;
-  return stage + (k.tap_rows - 1) * std::max(mac, stage) + mac;
+  const auto mac = [&](uint32_t len) {
+    return static_cast<double>(pixels) * sch::vector_chunks(len, k.b.mac_channels) * sch::conv_pixel_ii(k.b.mac_lanes) +
+           sch::kConvPixelDepth;
+  };
+  const double units = static_cast<double>(k.tap_rows) * groups;
+  const double last_units = k.tap_rows - 1;  // last-group units before the final one
+  const double full_units = units - 1 - last_units;
+  return stage + full_units * std::max(mac(abi::kMaxVector), stage) + last_units * std::max(mac(last), stage) +
+         mac(last);
 }
 
 double compute_half(const KernelTiling& k) {
@@ -250,11 +260,15 @@ KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const T
 
 double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
   const KernelTiling k = make_tiling(g, b, t, g.out_c, g.out_h);
-  double per_pixel = 0;  // chunk-cycles per conv pixel, summed over m-tiles and k-tiles
+  double per_pixel = 0;  // chunk-cycles per conv pixel and tap row, summed over m-tiles and k-tiles
   for (const Extent& m : k.ms)
     for (const Extent& n : k.ns) {
       const uint32_t vec = sch::vector_length(k.fold, k.fold ? n.size : tile_channels(k, m.size, n.size), g.kernel_w);
-      per_pixel += static_cast<double>(m.count * n.count) * sch::vector_chunks(vec, b.mac_channels);
+      const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
+      const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
+      per_pixel +=
+          static_cast<double>(m.count * n.count) * ((groups - 1) * sch::vector_chunks(abi::kMaxVector, b.mac_channels) +
+                                                    sch::vector_chunks(last, b.mac_channels));
     }
   double rows = 0, cols = 0;
   for (const Extent& r : k.rs) rows += static_cast<double>(r.count) * g.conv_rows(r.size);

@@ -219,7 +219,7 @@ TEST(ModelPlan, StreamedAddCostsCallsPerChunkNotPerChannel) {
   const std::vector<abi::LayerDesc> layers = {add_desc(2048, 7, 7), add_desc(128, 28, 28), add_desc(2048, 14, 14)};
   auto plan = plan_layers(layers, std::vector<std::string>{"add7", "add28", "add14"}, b);
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-  const uint64_t chunk = uint64_t{abi::kMaxTileR} * abi::kMaxTileC;
+  const uint64_t chunk = abi::kAddChunkBytes;
   for (const LayerPlan& l : plan->layers) {
     EXPECT_EQ(uint64_t{l.desc.tile_r} * l.desc.tile_c, chunk) << l.name << ": the largest chunk the buffers hold";
     EXPECT_TRUE(abi::layer_fits(l.desc)) << l.name;
