@@ -273,6 +273,9 @@ constexpr uint32_t kRequantDepth = 14;
 constexpr uint32_t kStoreDepth = 6;  // st_beats: bank read (2) + crossbar (1) + AXI write issue (3)
 // pool_pixels: bank read (2) + crossbar (1) + max/add (1) + requantise (average: 10) + bank write (1)
 constexpr uint32_t kPoolDepth = 15;
+// add_lanes: two int8 x int32 products (4) + sum, round, shift, clamp (4)
+constexpr uint32_t kAddDepth = 8;
+constexpr uint32_t kAddLanes = 16;   // elements per cycle of the add (kernels/accel_add.h)
 constexpr uint32_t kLoadDepth = 12;  // in_beats / w_beats: AXI read latency of the burst head
 
 // Initiation interval of conv_pixels: the kMaxTileM lanes folded onto the synthesised lanes. Each

@@ -318,4 +318,38 @@ void kernel_pool_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakd
   }
 }
 
+void kernel_add_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdown& cb) {
+  const uint64_t plane = static_cast<uint64_t>(d.out_h) * d.out_w, block = d.out_c * plane;
+  const uint64_t chunk = std::max<uint64_t>(1, std::min<uint64_t>(block, static_cast<uint64_t>(d.tile_r) * d.tile_c));
+  const uint64_t chunks = ceil_div(block, chunk), last = block - (chunks - 1) * chunk;
+  // Run starts: 64-aligned tensors + channel_base x plane + a multiple of the chunk.
+  const auto align = [&](uint32_t base) { return align_of({base * plane, chunk}); };
+  const auto runs = [&](uint32_t base) {
+    return static_cast<double>(chunks - 1) * beats(static_cast<double>(chunk), align(base)) +
+           beats(static_cast<double>(last), align(base));
+  };
+  cb.load_cycles = runs(d.in_channel_base) + runs(d.in2_channel_base) + 2.0 * chunks * sch::kLoadDepth;
+  cb.mac_cycles = static_cast<double>((chunks - 1) * ceil_div(chunk, sch::kAddLanes) + ceil_div(last, sch::kAddLanes)) +
+                  static_cast<double>(chunks) * sch::kAddDepth;
+  cb.store_cycles = runs(d.out_channel_base) + static_cast<double>(chunks) * sch::kStoreDepth +
+                    (beats(12, align_of({4ull * d.quant_offset})) + sch::kQuantReadDepth);
+  cb.serial_all = true;
+  // Traffic: per chunk one read run per input and one write run, plus the {M_a, M_b, S} read.
+  for (uint64_t n : {chunks - 1, uint64_t{1}}) {
+    const uint64_t bytes = n == 1 ? last : chunk;
+    if (n == 0) continue;
+    cb.dma_calls += 3 * n;
+    cb.dma_runs += 3 * n;
+    cb.bursts += 3 * n * ceil_div(bytes, b.burst_bytes);
+    cb.input_bytes += 2 * n * bytes;
+    cb.output_bytes += n * bytes;
+  }
+  ++cb.dma_calls, ++cb.dma_runs, ++cb.bursts;
+  cb.quant_bytes = 12;
+  cb.steps = chunks;
+  cb.input_tile_bytes = 2 * chunk;
+  cb.output_tile_bytes = 0;  // the result overwrites the first input's chunk
+  cb.macs = block;
+}
+
 }  // namespace tessera::plan
