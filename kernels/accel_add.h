@@ -6,70 +6,96 @@
 // Schedule: the requantisation is per tensor ({M_a, M_b, S} for every element), and one image's
 // out_c channels of a tensor are one contiguous block of out_c x out_h x out_w bytes in CHW (a
 // channel slice [base, base + out_c) too). So the three blocks stream flat, in chunks of up to
-// tile_r x tile_c bytes (at most kChunkElems, the on-chip buffers), through a DATAFLOW region:
-// load_pair (two read runs) -> add_store (requantise, one write run), with ping-pong channels
-// between them. Channel planes play no part: a 7x7 plane costs no more DMA calls than a 56x56 one.
-// A chunk is read completely before it is written, so an in-place add (out_offset == in_offset,
-// same channel slice) is safe.
+// tile_r x tile_c bytes (abi::kAddChunkBytes, the on-chip buffers): per chunk the two inputs
+// come in as 512-bit beats (add_read_a, add_read_b), kAddLanes requantize_add units take
+// kAddLanes elements per cycle (add_lanes), and the results go back as beats (add_write). The
+// four loops of a chunk run one after the other. Channel planes play no part: a 7x7 plane costs
+// no more DMA calls than a 56x56 one. A chunk is read completely before it is written, so an
+// in-place add (out_offset == in_offset, same channel slice) is safe.
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/accel_common.h"
+#include "kernels/accel_conv_store.h"
 
 namespace tessera {
 namespace kernel {
 
-// Dataflow producer: both inputs of one chunk into on-chip buffers.
-static void load_pair(const act_t* a, const act_t* b, uint32_t count, act_t a_buf[kChunkElems],
-                      act_t b_buf[kChunkElems]) {
-add_read_a:
-  for (uint32_t i = 0; i < count; ++i) {
+// Elements per cycle of the add: kAddLanes requantize_add units, two int8 x int32 products each
+// (2 DSP48 per product: 64 DSPs; the resource estimate counts them).
+constexpr uint32_t kAddLanes = abi::schedule::kAddLanes;
+
+// One run of `count` bytes at image[src] into buf, 512-bit beats (buf banked by kBanks).
+static void add_read(const act_t* image, uint32_t src, uint32_t count, act_t buf[kChunkElems]) {
+  const uint32_t n_beats = abi::schedule::run_beats(src, count);
+add_read_beats:
+  for (uint32_t k = 0; k < n_beats; ++k) {
 #pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 4096 avg = 1024
-    a_buf[i] = a[i];
+#pragma HLS loop_tripcount min = 1 max = 65 avg = 64
+    const uint32_t word = (src / abi::kBeatBytes + k) * abi::kBeatBytes;
+    const uint32_t a = word < src ? src : word;
+    const uint32_t b = word + abi::kBeatBytes < src + count ? word + abi::kBeatBytes : src + count;
+    TESSERA_COUNT_READ_BEAT(kPortArena, &image[a], b - a);
+  add_read_bytes:
+    for (uint32_t j = 0; j < abi::kBeatBytes; ++j) {
+      if (word + j >= a && word + j < b) buf[word + j - src] = image[word + j];
+    }
   }
-add_read_b:
-  for (uint32_t i = 0; i < count; ++i) {
-#pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 4096 avg = 1024
-    b_buf[i] = b[i];
-  }
+  TESSERA_COUNT_LOOP(kHalfLoad, n_beats, 1, abi::schedule::kLoadDepth);
 }
 
-// Dataflow consumer: requantised sum of one chunk, written back to DDR.
-static void add_store(const act_t a_buf[kChunkElems], const act_t b_buf[kChunkElems], uint32_t count, int32_t mult_a,
-                      int32_t mult_b, int32_t shift, int32_t lo, int32_t hi, act_t* y) {
-add_write:
-  for (uint32_t i = 0; i < count; ++i) {
+// buf's count bytes back to image[dst], 512-bit beats.
+static void add_write(const act_t buf[kChunkElems], uint32_t count, act_t* image, uint32_t dst) {
+  const uint32_t n_beats = abi::schedule::run_beats(dst, count);
+add_write_beats:
+  for (uint32_t k = 0; k < n_beats; ++k) {
 #pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 4096 avg = 1024
-    y[i] = static_cast<act_t>(abi::requantize_add(a_buf[i], b_buf[i], mult_a, mult_b, shift, lo, hi));
+#pragma HLS loop_tripcount min = 1 max = 65 avg = 64
+    const uint32_t word = (dst / abi::kBeatBytes + k) * abi::kBeatBytes;
+    const uint32_t a = word < dst ? dst : word;
+    const uint32_t b = word + abi::kBeatBytes < dst + count ? word + abi::kBeatBytes : dst + count;
+    TESSERA_COUNT_WRITE_BEAT(kPortArena, &image[a], b - a);
+  add_write_bytes:
+    for (uint32_t j = 0; j < abi::kBeatBytes; ++j) {
+      if (word + j >= a && word + j < b) image[word + j] = buf[word + j - dst];
+    }
   }
-}
-
-static void add_chunk(const act_t* a, const act_t* b, act_t* y, uint32_t count, int32_t mult_a, int32_t mult_b,
-                      int32_t shift, int32_t lo, int32_t hi) {
-#pragma HLS dataflow
-  act_t a_buf[kChunkElems], b_buf[kChunkElems];
-  load_pair(a, b, count, a_buf, b_buf);
-  add_store(a_buf, b_buf, count, mult_a, mult_b, shift, lo, hi, y);
+  TESSERA_COUNT_LOOP(kHalfStore, n_beats, 1, abi::schedule::kStoreDepth);
 }
 
 static void add_layer(const abi::LayerDesc& d, const int32_t* quant, act_t* image) {
-  const int32_t mult_a = quant[d.quant_offset];
-  const int32_t mult_b = quant[d.quant_offset + 1];
-  const int32_t shift = quant[d.quant_offset + 2];
+  int32_t q[3];
+  read_quant(quant, d.quant_offset, 3, q);
   const uint32_t plane = d.out_h * d.out_w;
   const uint32_t block = d.out_c * plane;      // one image's bytes of each tensor's channel slice
   const uint32_t chunk = d.tile_r * d.tile_c;  // <= kChunkElems (abi::layer_fits)
-  const act_t* a = image + d.in_offset + d.in_channel_base * plane;
-  const act_t* b = image + d.in2_offset + d.in2_channel_base * plane;
-  act_t* y = image + d.out_offset + d.out_channel_base * plane;
+  const uint32_t a = d.in_offset + d.in_channel_base * plane;
+  const uint32_t b = d.in2_offset + d.in2_channel_base * plane;
+  const uint32_t y = d.out_offset + d.out_channel_base * plane;
+  act_t a_buf[kChunkElems], b_buf[kChunkElems];
+#pragma HLS array_partition variable = a_buf cyclic factor = kBanks
+#pragma HLS array_partition variable = b_buf cyclic factor = kBanks
 add_chunks:
   for (uint32_t p0 = 0; p0 < block; p0 += chunk) {
 #pragma HLS loop_tripcount min = 1 max = 1024 avg = 32
-    add_chunk(a + p0, b + p0, y + p0, min_u32(chunk, block - p0), mult_a, mult_b, shift, d.act_lo, d.act_hi);
+    const uint32_t count = min_u32(chunk, block - p0);
+    add_read(image, a + p0, count, a_buf);
+    add_read(image, b + p0, count, b_buf);
+  add_lanes:
+    for (uint32_t i = 0; i < count; i += kAddLanes) {
+#pragma HLS pipeline II = 1
+#pragma HLS loop_tripcount min = 1 max = 256 avg = 256
+    add_lane:
+      for (uint32_t j = 0; j < kAddLanes; ++j) {
+        if (i + j < count) {
+          a_buf[i + j] =
+              static_cast<act_t>(abi::requantize_add(a_buf[i + j], b_buf[i + j], q[0], q[1], q[2], d.act_lo, d.act_hi));
+        }
+      }
+    }
+    TESSERA_COUNT_LOOP(kHalfCompute, ceil_div(count, kAddLanes), 1, abi::schedule::kAddDepth);
+    add_write(a_buf, count, image, y + p0);
   }
 }
 

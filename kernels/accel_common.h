@@ -9,7 +9,7 @@
 #include "kernels/kernel_abi.h"
 
 // The MAC array synthesised: TESSERA_MAC_LANES output channels x TESSERA_MAC_CHANNELS input
-// channels per clock. The datapath is written for the ceiling (kMaxTileM x kMaxTileN = 64 x 64);
+// channels per clock. The datapath is written for the ceiling (kMaxTileM x kMaxVector = 64 x 64);
 // a smaller array folds it over kConvII cycles per pixel (the Makefile sets 64x32 for ZCU102/104,
 // 64x64 for F1, as the board profiles state). C simulation is bit-identical for every setting.
 #ifndef TESSERA_MAC_LANES
@@ -35,7 +35,7 @@ using abi::weight_t;
 constexpr uint32_t kMacLanes = TESSERA_MAC_LANES;
 constexpr uint32_t kMacChannels = TESSERA_MAC_CHANNELS;
 static_assert(kMacLanes >= 1 && abi::kMaxTileM % kMacLanes == 0, "MAC lanes must divide kMaxTileM");
-static_assert(kMacChannels >= 1 && abi::kMaxTileN % kMacChannels == 0, "MAC channels must divide kMaxTileN");
+static_assert(kMacChannels >= 1 && abi::kMaxVector % kMacChannels == 0, "MAC channels must divide kMaxVector");
 // Initiation interval of the conv pixel loop: one (pixel, chunk of kMacChannels channels) per
 // kConvII cycles, the kMaxTileM lanes folded onto kMacLanes.
 constexpr uint32_t kConvII = abi::schedule::conv_pixel_ii(kMacLanes);
@@ -56,7 +56,7 @@ constexpr uint32_t kInputBufferElems = abi::kInputBufferBytes / sizeof(act_t);
 constexpr uint32_t kWeightBufferElems = abi::kWeightBufferBytes / sizeof(weight_t);
 constexpr uint32_t kOutputBufferElems = abi::kOutputBufferBytes / sizeof(acc_t);
 // Elements of one chunk of a standalone element-wise layer (one tile_r x tile_c tile at most).
-constexpr uint32_t kChunkElems = abi::kMaxTileR * abi::kMaxTileC;
+constexpr uint32_t kChunkElems = abi::kAddChunkBytes / sizeof(act_t);
 
 // Lowest int8: the identity of max. A max window with no valid position keeps it, and the clamp
 // to [act_lo, act_hi] that follows turns it into act_lo.

@@ -29,13 +29,13 @@
 namespace tessera {
 namespace kernel {
 
-// Stages the weights of tap row `tr` (tap t; kernel row ky when folded) into a register array:
-// element e of lane m's vector is its group's channel e - lane_base (or, folded, channel e / kw at
-// kx = e % kw). A lane's elements lie in distinct banks of w_buf except for `passes` collisions
-// (abi::schedule::stage_passes); each pass reads one element per bank (in C simulation the whole
+// Stages the weights of tap row `tr` (tap t; kernel row ky when folded), vector group vg, into a
+// register array: element e of lane m's vector is its group's channel vg x kMaxVector + e -
+// lane_base (or, folded, channel e / kw at kx = e % kw). A lane's elements lie in distinct banks of w_buf except for
+// `passes` collisions (abi::schedule::stage_passes); each pass reads one element per bank (in C simulation the whole
 // row in the first pass).
-static void stage_weights(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g, uint32_t tr,
-                          const weight_t w_buf[kBanks][kWBankRows], weight_t w_reg[abi::kMaxTileM][abi::kMaxTileN]) {
+static void stage_weights(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g, uint32_t tr, uint32_t vg,
+                          const weight_t w_buf[kBanks][kWBankRows], weight_t w_reg[abi::kMaxTileM][abi::kMaxVector]) {
   const uint32_t lane_rows = weight_lane_rows(s, g);
   const bool spans_groups = d.tile_m >= g.out_per_group;
   uint32_t lane_base = 0, lane_in_group = 0;
@@ -43,7 +43,7 @@ w_stage:
   for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
 #pragma HLS pipeline II = 1
   w_stage_elems:
-    for (uint32_t e = 0; e < abi::kMaxTileN; ++e) {
+    for (uint32_t e = 0; e < abi::kMaxVector; ++e) {
       bool live;
       uint32_t f;
       if (g.fold) {
@@ -51,7 +51,7 @@ w_stage:
         live = e < s.vec_len;
         f = ch * g.taps + tr * d.kernel_w + kx;
       } else {
-        const int32_t jn = static_cast<int32_t>(e) - static_cast<int32_t>(lane_base);
+        const int32_t jn = static_cast<int32_t>(vg * abi::kMaxVector + e) - static_cast<int32_t>(lane_base);
         live = jn >= 0 && static_cast<uint32_t>(jn) < s.n_count;
         f = static_cast<uint32_t>(jn) * g.taps + tr;
       }
@@ -65,13 +65,15 @@ w_stage:
   }
 }
 
-// Element e of a conv pixel's MAC vector: input channel ch at input column offset kx (folded), read
-// out of the skewed channel-major input tile; zero in the padding.
+// Element e of a conv pixel's MAC vector (vector group vg): input channel ch at input column
+// offset kx (folded), read out of the skewed channel-major input tile; zero in the padding.
 static act_t gather(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
-                    const act_t in_buf[kBanks][kInBankRows], uint32_t e, uint32_t row, uint32_t col, bool row_ok) {
-  const uint32_t ch = g.fold ? e / d.kernel_w : e;
+                    const act_t in_buf[kBanks][kInBankRows], uint32_t vg, uint32_t e, uint32_t row, uint32_t col,
+                    bool row_ok) {
+  const uint32_t ch = g.fold ? e / d.kernel_w : vg * abi::kMaxVector + e;
   const uint32_t c = g.fold ? col + e % d.kernel_w : col;  // window column
-  const bool ok = row_ok && e < s.vec_len && in_range(s.in_c0 + static_cast<int32_t>(c), d.in_w);
+  const uint32_t len = vg + 1 == s.vgroups ? s.vec_last : abi::kMaxVector;
+  const bool ok = row_ok && e < len && in_range(s.in_c0 + static_cast<int32_t>(c), d.in_w);
   const uint32_t q = static_cast<uint32_t>(static_cast<int32_t>(row * s.pitch + c) - s.col0);
   return ok ? in_buf[(q + ch * g.skew) % kBanks][ch * s.ch_rows + q / kBanks] : act_t(0);
 }
@@ -80,14 +82,15 @@ static act_t gather(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& 
 // tile_m lanes x kMacChannels products; the chunk partial sums meet in a register and reach the
 // accumulator tile at the pixel's last chunk.
 static void mac_pixels(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
-                       const act_t in_buf[kBanks][kInBankRows], const weight_t w_reg[abi::kMaxTileM][abi::kMaxTileN],
-                       uint32_t ky, uint32_t kx, bool init, acc_t out_buf[kOutputBufferElems]) {
+                       const act_t in_buf[kBanks][kInBankRows], const weight_t w_reg[abi::kMaxTileM][abi::kMaxVector],
+                       uint32_t ky, uint32_t kx, uint32_t vg, uint32_t chunks, bool init,
+                       acc_t out_buf[kOutputBufferElems]) {
   const uint32_t pixels = s.conv_rows * s.conv_cols;
   int32_t acc[abi::kMaxTileM];
 #pragma HLS array_partition variable = acc complete
   uint32_t p = 0, c = 0, cr = 0, cc = 0;
 conv_pixels:
-  for (uint32_t it = 0; it < pixels * s.chunks; ++it) {
+  for (uint32_t it = 0; it < pixels * chunks; ++it) {
 #pragma HLS pipeline II = kConvII
 #pragma HLS loop_tripcount min = 1 max = 8192 avg = 512
 #pragma HLS dependence variable = out_buf type = inter dependent = false
@@ -97,7 +100,7 @@ conv_pixels:
     act_t vec[kMacChannels];
   gather_chunk:
     for (uint32_t j = 0; j < kMacChannels; ++j)
-      vec[j] = gather(s, d, g, in_buf, c * kMacChannels + j, row, col, row_ok);
+      vec[j] = gather(s, d, g, in_buf, vg, c * kMacChannels + j, row, col, row_ok);
   mac_lanes:
     for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
       if (m < s.m_count) {
@@ -109,10 +112,10 @@ conv_pixels:
         const uint32_t o = p * s.m_count + m;
         const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
         acc[m] = wrap_add(base, dot);
-        if (c + 1 == s.chunks) out_buf[o] = acc[m];
+        if (c + 1 == chunks) out_buf[o] = acc[m];
       }
     }
-    if (++c == s.chunks) {
+    if (++c == chunks) {
       c = 0;
       ++p;
       if (++cc == s.conv_cols) {
@@ -123,38 +126,44 @@ conv_pixels:
   }
 }
 
-// The compute half of a step: per tap row the pixel loop, beside it the staging of the next tap
-// row's weights into the other register set (the longer of the two sets the tap's time).
+// The compute half of a step: per unit (tap row x vector group) the pixel loop, beside it the
+// staging of the next unit's weights into the other register set (the longer of the two sets the
+// unit's time).
 static void compute_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
                               const act_t in_buf[kBanks][kInBankRows], const weight_t w_buf[kBanks][kWBankRows],
                               acc_t out_buf[kOutputBufferElems]) {
 #pragma HLS inline off
   // Fold the kMaxTileM lanes onto the synthesised kMacLanes x kMacChannels multipliers.
 #pragma HLS allocation operation instances = mul limit = kMacCount
-  // Two register sets of one tap row's weights, one row per lane (seeds/004: operand tiles
+  // Two register sets of one unit's weights, one row per lane (seeds/004: operand tiles
   // partitioned so every multiplier has its own port).
-  weight_t w_reg[2][abi::kMaxTileM][abi::kMaxTileN];
+  weight_t w_reg[2][abi::kMaxTileM][abi::kMaxVector];
 #pragma HLS array_partition variable = w_reg complete dim = 0
   namespace sch = abi::schedule;
-  const uint32_t pixels = s.conv_rows * s.conv_cols;
+  const uint32_t pixels = s.conv_rows * s.conv_cols, units = g.tap_rows * s.vgroups;
   const uint64_t stage_cycles = static_cast<uint64_t>(abi::kMaxTileM) * s.passes + sch::kWeightStageDepth;
-  stage_weights(s, d, g, 0, w_buf, w_reg[0]);
+  stage_weights(s, d, g, 0, 0, w_buf, w_reg[0]);
   TESSERA_COUNT_CYCLES(kHalfCompute, stage_cycles);
   (void)stage_cycles;
-  uint32_t ky = 0, kx = 0;
-conv_taps:
-  for (uint32_t tr = 0; tr < g.tap_rows; ++tr) {
+  uint32_t ky = 0, kx = 0, tr = 0, vg = 0;
+conv_units:
+  for (uint32_t u = 0; u < units; ++u) {
 #pragma HLS loop_tripcount min = 1 max = 121 avg = 9
-    const bool more = tr + 1 < g.tap_rows;
-    if (more) stage_weights(s, d, g, tr + 1, w_buf, w_reg[(tr + 1) & 1]);
-    mac_pixels(s, d, g, in_buf, w_reg[tr & 1], ky, g.fold ? 0 : kx, s.first_k && tr == 0, out_buf);
-    const uint64_t mac_cycles = static_cast<uint64_t>(pixels) * s.chunks * kConvII + sch::kConvPixelDepth;
+    const bool more = u + 1 < units;
+    const uint32_t next_vg = vg + 1 == s.vgroups ? 0 : vg + 1, next_tr = next_vg == 0 ? tr + 1 : tr;
+    if (more) stage_weights(s, d, g, next_tr, next_vg, w_buf, w_reg[(u + 1) & 1]);
+    const uint32_t len = vg + 1 == s.vgroups ? s.vec_last : abi::kMaxVector;
+    const uint32_t chunks = sch::vector_chunks(len, kMacChannels);
+    mac_pixels(s, d, g, in_buf, w_reg[u & 1], ky, g.fold ? 0 : kx, vg, chunks, s.first_k && u == 0, out_buf);
+    const uint64_t mac_cycles = static_cast<uint64_t>(pixels) * chunks * kConvII + sch::kConvPixelDepth;
     TESSERA_COUNT_CYCLES(kHalfCompute, more && stage_cycles > mac_cycles ? stage_cycles : mac_cycles);
     (void)mac_cycles;
-    if (g.fold || ++kx == d.kernel_w) {
+    if (next_vg == 0 && (g.fold || ++kx == d.kernel_w)) {
       kx = 0;
       ++ky;
     }
+    tr = next_tr;
+    vg = next_vg;
   }
 }
 

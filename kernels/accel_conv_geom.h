@@ -54,8 +54,10 @@ inline ConvGeom make_conv_geom(const abi::LayerDesc& d) {
   g.tap_rows = g.fold ? d.kernel_h : g.taps;
   g.skew = g.fold ? d.kernel_w : 1;
   const uint32_t n_last = g.in_per_group - (g.k_tiles - 1) * d.tile_n;
-  g.passes_full = abi::schedule::stage_passes(g.fold, min_u32(d.tile_n, g.in_per_group), d.kernel_h, d.kernel_w);
-  g.passes_last = abi::schedule::stage_passes(g.fold, n_last, d.kernel_h, d.kernel_w);
+  // A staging pass reads at most one vector group (kMaxVector channels) of a lane.
+  g.passes_full = abi::schedule::stage_passes(g.fold, min_u32(min_u32(d.tile_n, g.in_per_group), abi::kMaxVector),
+                                              d.kernel_h, d.kernel_w);
+  g.passes_last = abi::schedule::stage_passes(g.fold, min_u32(n_last, abi::kMaxVector), d.kernel_h, d.kernel_w);
   return g;
 }
 
@@ -89,11 +91,13 @@ struct ConvStep {
   uint32_t in_rows, in_cols;
   // Input buffer: pixel (row, col) of the tile window is buffer pixel row * pitch + col - col0
   // (pitch = in_w and col0 = -in_c0 for whole rows, else in_cols and 0); each channel takes
-  // ch_rows bank rows. Tap vector length and its chunks on the MAC array; staging passes.
+  // ch_rows bank rows.
   uint32_t pitch;
   int32_t col0;
   uint32_t ch_rows;
-  uint32_t vec_len, chunks, passes;
+  // MAC vector: total elements per tap (channels, or channel x kx pairs folded), split into
+  // vgroups groups of at most kMaxVector (the last one vec_last long); staging passes.
+  uint32_t vec_len, vgroups, vec_last, passes;
   bool first_k, last_k;
 };
 
@@ -124,7 +128,8 @@ inline ConvStep make_conv_step(const abi::LayerDesc& d, const ConvGeom& g, const
   s.col0 = g.whole_rows ? -s.in_c0 : 0;
   s.ch_rows = ceil_div(s.in_rows * s.pitch, kBanks);
   s.vec_len = abi::schedule::vector_length(g.fold, g.fold ? s.n_count : s.ch_count, d.kernel_w);
-  s.chunks = abi::schedule::vector_chunks(s.vec_len, kMacChannels);
+  s.vgroups = ceil_div(s.vec_len, abi::kMaxVector);
+  s.vec_last = s.vec_len - (s.vgroups - 1) * abi::kMaxVector;
   s.first_k = cur.kt == 0;
   s.last_k = cur.kt + 1 == g.k_tiles;
   s.passes = s.last_k ? g.passes_last : g.passes_full;

@@ -35,15 +35,18 @@ using acc_t = int32_t;
 // Tile sizes: T_m output channels, T_n input channels per group, T_r x T_c output pixels of the layer's
 // final output (after a fused pool). The planner picks tiles within these limits and within the
 // buffer budgets below; the kernel and emulator refuse a descriptor that exceeds them.
-constexpr uint32_t kMaxTileM = 64;   // output channels per tile (parallel MAC lanes)
-constexpr uint32_t kMaxTileN = 64;   // input channels per tile (MACs per lane per cycle)
-constexpr uint32_t kMaxTileR = 64;   // output rows per tile
-constexpr uint32_t kMaxTileC = 64;   // output columns per tile
-constexpr uint32_t kMaxKernel = 11;  // kernel height/width
+constexpr uint32_t kMaxTileM = 64;    // output channels per tile (parallel MAC lanes)
+constexpr uint32_t kMaxVector = 64;   // MAC vector per lane and tap: input channels (x kernel width, folded)
+constexpr uint32_t kMaxTileN = 1024;  // input channels per tile: the vector walks them 64 at a time
+constexpr uint32_t kMaxTileR = 256;   // output rows per tile (the buffer budgets bind first)
+constexpr uint32_t kMaxTileC = 256;   // output columns per tile: whole rows of 112- and 224-wide layers
+constexpr uint32_t kMaxKernel = 11;   // kernel height/width
 constexpr uint32_t kMaxStride = 4;
 constexpr uint32_t kMaxDilation = 4;
 constexpr uint32_t kMaxPoolKernel = 3;       // fused max-pool window (2x2 or 3x3)
 constexpr uint32_t kMaxStandalonePool = 16;  // standalone pool window (incl. global pool up to 16x16)
+// Element-wise add (kOpAdd): one chunk of tile_r x tile_c elements of each operand on chip.
+constexpr uint32_t kAddChunkBytes = 4096;
 
 // One buffer of each double-buffered pair, in bytes. Input tile: T_n x in_rows x in_cols int8;
 // weight tile: T_m x T_n x kh x kw int8; output tile: T_m x conv_rows x conv_cols int32
@@ -200,7 +203,10 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.in_channel_base + d.in_c > d.in_channels_total) return false;
   // Clamp bounds are stored as int8: anything wider would wrap on the write.
   if (d.act_lo < -128 || d.act_hi > 127 || d.act_lo > d.act_hi) return false;
-  if (d.op == kOpAdd) return d.in2_channel_base + d.in_c <= d.in2_channels_total;
+  if (d.op == kOpAdd) {
+    return d.in2_channel_base + d.in_c <= d.in2_channels_total &&
+           static_cast<uint64_t>(d.tile_r) * d.tile_c <= kAddChunkBytes;
+  }
   if (d.op == kOpPool) {
     if ((d.pool_kind != kPoolMax && d.pool_kind != kPoolAverage) || d.pool_h < 1 || d.pool_h > kMaxStandalonePool ||
         d.pool_w < 1 || d.pool_w > kMaxStandalonePool || d.pool_stride_h < 1 || d.pool_stride_w < 1)
@@ -223,7 +229,8 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.groups > 1 && out_per_group % d.tile_m != 0 && d.tile_m % out_per_group != 0) return false;
   const uint32_t groups_in_tile = d.tile_m > out_per_group ? d.tile_m / out_per_group : 1;
   if (d.tile_n < 1 || d.tile_n > kMaxTileN || d.tile_n > in_per_group) return false;
-  if (groups_in_tile * d.tile_n > kMaxTileN) return false;
+  // A tile spanning several groups puts all their channels in one MAC vector.
+  if (groups_in_tile > 1 && groups_in_tile * d.tile_n > kMaxVector) return false;
   if (d.kernel_h < 1 || d.kernel_h > kMaxKernel || d.kernel_w < 1 || d.kernel_w > kMaxKernel) return false;
   if (d.stride_h < 1 || d.stride_h > kMaxStride || d.stride_w < 1 || d.stride_w > kMaxStride) return false;
   if (d.dilation_h < 1 || d.dilation_h > kMaxDilation || d.dilation_w < 1 || d.dilation_w > kMaxDilation) return false;
@@ -266,6 +273,9 @@ constexpr uint32_t kRequantDepth = 14;
 constexpr uint32_t kStoreDepth = 6;  // st_beats: bank read (2) + crossbar (1) + AXI write issue (3)
 // pool_pixels: bank read (2) + crossbar (1) + max/add (1) + requantise (average: 10) + bank write (1)
 constexpr uint32_t kPoolDepth = 15;
+// add_lanes: two int8 x int32 products (4) + sum, round, shift, clamp (4)
+constexpr uint32_t kAddDepth = 8;
+constexpr uint32_t kAddLanes = 16;   // elements per cycle of the add (kernels/accel_add.h)
 constexpr uint32_t kLoadDepth = 12;  // in_beats / w_beats: AXI read latency of the burst head
 
 // Initiation interval of conv_pixels: the kMaxTileM lanes folded onto the synthesised lanes. Each
@@ -276,10 +286,12 @@ constexpr uint32_t conv_pixel_ii(uint32_t lanes) { return kMaxTileM / lanes; }
 // kernel width is folded into it (im2col along x: the vector is (channel, kx) pairs, the tap loop
 // runs over kernel rows only). Plain (ungrouped) convs without horizontal dilation.
 inline bool folds_kernel_width(uint32_t groups, uint32_t tile_n, uint32_t kernel_w, uint32_t dilation_w) {
-  return groups == 1 && kernel_w > 1 && dilation_w == 1 && tile_n * kernel_w <= kMaxTileN;
+  return groups == 1 && kernel_w > 1 && dilation_w == 1 && tile_n * kernel_w <= kMaxVector;
 }
 
-// Elements of the MAC vector a pixel supplies per tap (row) and the chunks the array folds it into.
+// Vector groups of a tap: a tile's channels beyond kMaxVector take further passes of the pixel
+// loop, kMaxVector channels each (the last one shorter). Elements of the MAC vector of a tap (or
+// of its group) and the chunks the array folds it into.
 inline uint32_t vector_length(bool fold, uint32_t tile_channels, uint32_t kernel_w) {
   return fold ? tile_channels * kernel_w : tile_channels;
 }

@@ -308,15 +308,16 @@ Status choose_tiles(abi::LayerDesc& d) {
     // Largest channel tile that covers whole groups or lies inside one.
     while (d.groups > 1 && d.tile_m > 1 && out_per_group % d.tile_m != 0 && d.tile_m % out_per_group != 0) --d.tile_m;
     const uint32_t groups_in_tile = d.tile_m > out_per_group ? d.tile_m / out_per_group : 1;
-    d.tile_n = std::max<uint32_t>(1, std::min(in_per_group, abi::kMaxTileN / groups_in_tile));
+    d.tile_n = std::max<uint32_t>(
+        1, std::min(in_per_group, groups_in_tile > 1 ? abi::kMaxVector / groups_in_tile : abi::kMaxTileN));
   }
   d.tile_r = std::min<uint32_t>(d.out_h, abi::kMaxTileR);
   d.tile_c = std::min<uint32_t>(d.out_w, abi::kMaxTileC);
   if (d.op == abi::kOpAdd) {
     // kernels/accel_add.h streams the channel slice flat in chunks of tile_r x tile_c bytes, so
-    // the largest chunk the on-chip buffers hold (kMaxTileR x kMaxTileC), whatever the plane.
-    d.tile_r = abi::kMaxTileR;
-    d.tile_c = abi::kMaxTileC;
+    // the largest chunk the on-chip buffers hold (abi::kAddChunkBytes), whatever the plane.
+    d.tile_r = 64;
+    d.tile_c = abi::kAddChunkBytes / 64;
   }
   // Shrink rows, then columns, then input channels, then output channels until it fits. A pool
   // keeps whole output rows as long as one row fits (kernels/accel_pool.h reads whole input rows

@@ -169,6 +169,16 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
   // store (fill_cycles) are exposed. The load half moves no faster than its loops (load_cycles)
   // nor than DDR (dram_cycles).
   const double load = std::max(cb.dram_cycles, cb.load_cycles);
+  if (cb.serial_all) {  // the loops one after the other; DDR beside them
+    const double loops = cb.load_cycles + cb.mac_cycles + cb.store_cycles;
+    cb.total_cycles = std::max(loops, cb.dram_cycles);
+    cb.memory_bound = cb.dram_cycles > loops;
+    const double secs = cb.total_cycles / (b.fabric_clock_mhz * 1e6);
+    cb.energy_uj =
+        (b.pj_per_mac * static_cast<double>(cb.macs) + b.pj_per_ddr_byte * static_cast<double>(cb.ddr_bytes)) * 1e-6 +
+        b.static_watts * secs * 1e6;
+    return;
+  }
   const double compute = cb.serial_store ? cb.mac_cycles + cb.store_cycles : std::max(cb.mac_cycles, cb.store_cycles);
   cb.total_cycles =
       std::max(compute, load) + load / static_cast<double>(std::max<uint64_t>(1, cb.steps)) + cb.fill_cycles;

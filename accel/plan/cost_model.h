@@ -77,6 +77,7 @@ struct CostBreakdown {
   double load_cycles = 0;
   double store_cycles = 0;
   bool serial_store = false;  // the store follows the compute in one half (pools), not beside it
+  bool serial_all = false;    // load, compute and store one after the other (adds)
   double fill_cycles = 0;     // exposed pipeline fill besides the first load: the last store
   double dram_cycles = 0;     // shared DDR, chosen model (TSO eq. 9)
   double dma_cycles = 0;      // seeds/000 eq. 1-4 over all transfers (reported, not in total)

@@ -69,15 +69,25 @@ uint32_t tile_channels(const KernelTiling& k, uint32_t m, uint32_t n) {
   return (k.t.m >= opg ? m / opg : 1) * n;
 }
 
-// Compute half of one step: staging of the first tap row, then per tap row the pixel loop beside
-// the next row's staging (accel_conv.h compute_conv_tile).
+// Compute half of one step (accel_conv.h compute_conv_tile): staging of the first unit, then per
+// unit (tap row x vector group of at most kMaxVector elements, the last group shorter) the pixel
+// loop beside the next unit's staging.
 double step_compute(const KernelTiling& k, uint32_t m, uint32_t n, uint64_t pixels) {
   const uint32_t vec = sch::vector_length(k.fold, k.fold ? n : tile_channels(k, m, n), k.g.kernel_w);
-  const double chunks = sch::vector_chunks(vec, k.b.mac_channels);
-  const double stage = static_cast<double>(abi::kMaxTileM) * sch::stage_passes(k.fold, n, k.g.kernel_h, k.g.kernel_w) +
+  const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
+  const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
+  const double stage = static_cast<double>(abi::kMaxTileM) *
+                           sch::stage_passes(k.fold, std::min(n, abi::kMaxVector), k.g.kernel_h, k.g.kernel_w) +
                        sch::kWeightStageDepth;
-  const double mac = static_cast<double>(pixels) * chunks * sch::conv_pixel_ii(k.b.mac_lanes) + sch::kConvPixelDepth;
-  return stage + (k.tap_rows - 1) * std::max(mac, stage) + mac;
+  const auto mac = [&](uint32_t len) {
+    return static_cast<double>(pixels) * sch::vector_chunks(len, k.b.mac_channels) * sch::conv_pixel_ii(k.b.mac_lanes) +
+           sch::kConvPixelDepth;
+  };
+  const double units = static_cast<double>(k.tap_rows) * groups;
+  const double last_units = k.tap_rows - 1;  // last-group units before the final one
+  const double full_units = units - 1 - last_units;
+  return stage + full_units * std::max(mac(abi::kMaxVector), stage) + last_units * std::max(mac(last), stage) +
+         mac(last);
 }
 
 double compute_half(const KernelTiling& k) {
@@ -250,11 +260,15 @@ KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const T
 
 double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
   const KernelTiling k = make_tiling(g, b, t, g.out_c, g.out_h);
-  double per_pixel = 0;  // chunk-cycles per conv pixel, summed over m-tiles and k-tiles
+  double per_pixel = 0;  // chunk-cycles per conv pixel and tap row, summed over m-tiles and k-tiles
   for (const Extent& m : k.ms)
     for (const Extent& n : k.ns) {
       const uint32_t vec = sch::vector_length(k.fold, k.fold ? n.size : tile_channels(k, m.size, n.size), g.kernel_w);
-      per_pixel += static_cast<double>(m.count * n.count) * sch::vector_chunks(vec, b.mac_channels);
+      const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
+      const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
+      per_pixel +=
+          static_cast<double>(m.count * n.count) * ((groups - 1) * sch::vector_chunks(abi::kMaxVector, b.mac_channels) +
+                                                    sch::vector_chunks(last, b.mac_channels));
     }
   double rows = 0, cols = 0;
   for (const Extent& r : k.rs) rows += static_cast<double>(r.count) * g.conv_rows(r.size);
@@ -302,6 +316,40 @@ void kernel_pool_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakd
   if (average) {
     ++cb.dma_calls, ++cb.dma_runs, ++cb.bursts;
   }
+}
+
+void kernel_add_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdown& cb) {
+  const uint64_t plane = static_cast<uint64_t>(d.out_h) * d.out_w, block = d.out_c * plane;
+  const uint64_t chunk = std::max<uint64_t>(1, std::min<uint64_t>(block, static_cast<uint64_t>(d.tile_r) * d.tile_c));
+  const uint64_t chunks = ceil_div(block, chunk), last = block - (chunks - 1) * chunk;
+  // Run starts: 64-aligned tensors + channel_base x plane + a multiple of the chunk.
+  const auto align = [&](uint32_t base) { return align_of({base * plane, chunk}); };
+  const auto runs = [&](uint32_t base) {
+    return static_cast<double>(chunks - 1) * beats(static_cast<double>(chunk), align(base)) +
+           beats(static_cast<double>(last), align(base));
+  };
+  cb.load_cycles = runs(d.in_channel_base) + runs(d.in2_channel_base) + 2.0 * chunks * sch::kLoadDepth;
+  cb.mac_cycles = static_cast<double>((chunks - 1) * ceil_div(chunk, sch::kAddLanes) + ceil_div(last, sch::kAddLanes)) +
+                  static_cast<double>(chunks) * sch::kAddDepth;
+  cb.store_cycles = runs(d.out_channel_base) + static_cast<double>(chunks) * sch::kStoreDepth +
+                    (beats(12, align_of({4ull * d.quant_offset})) + sch::kQuantReadDepth);
+  cb.serial_all = true;
+  // Traffic: per chunk one read run per input and one write run, plus the {M_a, M_b, S} read.
+  for (uint64_t n : {chunks - 1, uint64_t{1}}) {
+    const uint64_t bytes = n == 1 ? last : chunk;
+    if (n == 0) continue;
+    cb.dma_calls += 3 * n;
+    cb.dma_runs += 3 * n;
+    cb.bursts += 3 * n * ceil_div(bytes, b.burst_bytes);
+    cb.input_bytes += 2 * n * bytes;
+    cb.output_bytes += n * bytes;
+  }
+  ++cb.dma_calls, ++cb.dma_runs, ++cb.bursts;
+  cb.quant_bytes = 12;
+  cb.steps = chunks;
+  cb.input_tile_bytes = 2 * chunk;
+  cb.output_tile_bytes = 0;  // the result overwrites the first input's chunk
+  cb.macs = block;
 }
 
 }  // namespace tessera::plan

@@ -9,8 +9,6 @@
 namespace tessera::plan {
 namespace {
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 SearchOptions search_options(const PlanOptions& o) {
   SearchOptions s;
   s.model = o.dram;
@@ -82,46 +80,14 @@ BoardProfile effective_board(const BoardProfile& board, SearchSpace space) {
   return b;
 }
 
-namespace {
-
-// Every DMA the stream kernels issue is one call moving one contiguous run: `count` runs of
-// `run_bytes` each into `cb`'s calls, runs and bursts; the bytes they move.
-uint64_t add_runs(CostBreakdown& cb, uint64_t count, uint64_t run_bytes, uint64_t burst) {
-  cb.dma_calls += count;
-  cb.dma_runs += count;
-  cb.bursts += count * ceil_div(run_bytes, burst);
-  return count * run_bytes;
-}
-
-// kernels/accel_add.h: the requantisation is per tensor and each input's and the output's
-// out_c x out_h x out_w channel slice is one contiguous block, streamed flat in chunks of
-// tile_r x tile_c bytes: two read runs and one write run per chunk, whatever the plane size.
-void cost_add_stream(const abi::LayerDesc& d, uint64_t tile_c, uint64_t burst, CostBreakdown& cb) {
-  const uint64_t block = static_cast<uint64_t>(d.out_c) * d.out_h * d.out_w;
-  const uint64_t chunk =
-      std::max<uint64_t>(1, std::min<uint64_t>(block, static_cast<uint64_t>(std::max(1u, d.tile_r)) * tile_c));
-  const uint64_t chunks = ceil_div(block, chunk), last = block - (chunks - 1) * chunk;
-  for (int input = 0; input < 2; ++input) {
-    cb.input_bytes += add_runs(cb, chunks - 1, chunk, burst) + add_runs(cb, 1, last, burst);
-  }
-  cb.output_bytes = add_runs(cb, chunks - 1, chunk, burst) + add_runs(cb, 1, last, burst);
-  cb.steps = chunks;
-  cb.input_tile_bytes = 2 * chunk;
-  cb.output_tile_bytes = chunk;
-  cb.macs = block;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 CostBreakdown evaluate_stream(const abi::LayerDesc& d, const BoardProfile& b, DramModel model) {
   CostBreakdown cb;
-  const uint64_t tile_c = std::max(1u, d.tile_c), burst = b.burst_bytes;
   if (d.op == abi::kOpPool) {
     kernel_pool_cost(d, b, cb);  // the conv engine's tiles, loops and traffic (kernel_cycles.h)
   } else {
-    cost_add_stream(d, tile_c, burst, cb);
-    // One sum per lane and cycle.
-    cb.mac_cycles = static_cast<double>(ceil_div(cb.macs, b.mac_lanes));
+    kernel_add_cost(d, b, cb);  // kernel_cycles.h
   }
   cb.footprint_bytes = cb.input_tile_bytes + cb.output_tile_bytes;
   cb.ddr_bytes = cb.input_bytes + cb.output_bytes + cb.quant_bytes;

@@ -17,12 +17,12 @@ constexpr double kBram18Bytes = 2048, kBram18Words = 512, kUramWords = 4096;
 // One requantiser: the 32 x 32-bit product of requantize() on 27x18 (DSP48E2) / 25x18 (DSP48E1)
 // multipliers takes 4 slices.
 constexpr double kDspPerRequantiser = 4;
-// requantize_add's two products (accel_add.h); the average pool uses the conv store half's
-// requantisers (one shared requant_tile instance).
-constexpr double kDspOther = 2 * kDspPerRequantiser;
-// The add's two chunk buffers double-buffered by DATAFLOW (4 x kChunkElems bytes = 4 BRAM36),
-// and ~2 BRAM36 of burst FIFOs per m_axi port (5). Pools use the conv engine's buffers.
-constexpr double kBramOther = 4 + 2 * 5;
+// The add's kAddLanes requantize_add units (accel_add.h), two int8 x int32 products each, 2 DSP48
+// per product; the average pool uses the conv store half's requantisers (one shared instance).
+constexpr double kDspOther = abi::schedule::kAddLanes * 2 * 2;
+// ~2 BRAM36 of burst FIFOs per m_axi port (5). Pools use the conv engine's buffers; the add's two
+// 4 KiB chunk buffers in 64 banks of 64 bytes are LUTRAM.
+constexpr double kBramOther = 2 * 5;
 
 // BRAM36 blocks of an int8 buffer of `bytes` cyclically partitioned into `banks`.
 double bram36_bytes(double bytes, uint32_t banks) { return banks * std::ceil(bytes / banks / kBram18Bytes) / 2; }

@@ -225,7 +225,7 @@ class ProgramBuilder {
     for (uint32_t attempt = 0; attempt < 200; ++attempt) {
       d.tile_m = rng_.chance(0.3) ? tile_ms.back() : rng_.pick(tile_ms);
       const uint32_t groups_in_tile = d.tile_m > out_pg ? d.tile_m / out_pg : 1;
-      const uint32_t max_n = std::min({abi::kMaxTileN / groups_in_tile, in_pg, abi::kMaxTileN});
+      const uint32_t max_n = std::min(groups_in_tile > 1 ? abi::kMaxVector / groups_in_tile : abi::kMaxTileN, in_pg);
       if (max_n == 0) continue;
       d.tile_n = rng_.chance(0.5) ? max_n : rng_.urange(1, max_n);
       const uint32_t shrink = attempt / 25;

@@ -87,8 +87,8 @@ struct Errors {
       if (v.empty()) continue;
       std::vector<double> s = v;
       std::sort(s.begin(), s.end());
-      std::printf("%s: %zu conv/pool layers, %s error min %+.2f%% median %+.2f%% max %+.2f%%\n", what.c_str(), s.size(),
-                  name, 100 * s.front(), 100 * s[s.size() / 2], 100 * s.back());
+      std::printf("%s: %zu layers, %s error min %+.2f%% median %+.2f%% max %+.2f%%\n", what.c_str(), s.size(), name,
+                  100 * s.front(), 100 * s[s.size() / 2], 100 * s.back());
     }
     std::printf("%s: bursts model %.0f counted %.0f (%+.2f%%)\n", what.c_str(), model_bursts, counted_bursts,
                 100 * rel_error(model_bursts, counted_bursts));
@@ -100,7 +100,7 @@ Errors check_layers(const CompiledProgram& prog, const plan::ModelPlan& plan, co
   const std::vector<LayerCounter> counted = run_counted(prog, plan.board.burst_bytes);
   Errors e;
   for (size_t i = 0; i < prog.layers.size(); ++i) {
-    if (prog.layers[i].op != abi::kOpConv && prog.layers[i].op != abi::kOpPool) continue;
+    // Every fabric layer: conv, pool and add.
     const plan::CostBreakdown& m = plan.layers[i].cost;
     const Counted c = totals(counted[i]);
     const double ec = rel_error(m.mac_cycles, c.compute_cycles);

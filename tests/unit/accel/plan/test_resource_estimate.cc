@@ -20,13 +20,14 @@ TEST(ResourceEstimate, EveryProfileFitsItsPartWithMargin) {
     EXPECT_GT(b->part_dsp, 0u) << name;
     EXPECT_GT(b->part_bram36, 0u) << name;
     const ResourceEstimate e = estimate_resources(*b);
-    EXPECT_LE(e.dsp_use(), kMaxResourceUse) << name << ": " << resource_summary(e);
     if (name == "zc702") {
-      // 2 x 64 KB + 2 x 64 KB int8 and 256 KB int32 alone are 128 BRAM36 of 140: no MAC array
-      // makes that fit until the ABI allows smaller per-board buffers.
+      // 2 x 64 KB + 2 x 64 KB int8 and 2 x 256 KB int32 alone are 256 BRAM36 of 140, and the
+      // add's 16 lanes (64 DSP48E1) push the 220 DSPs over too: no MAC array makes that fit
+      // until the ABI allows smaller per-board buffers and engines.
       EXPECT_GT(e.bram36_use(), kMaxResourceUse) << resource_summary(e);
       continue;
     }
+    EXPECT_LE(e.dsp_use(), kMaxResourceUse) << name << ": " << resource_summary(e);
     EXPECT_LE(e.bram36_use(), kMaxResourceUse) << name << ": " << resource_summary(e);
     EXPECT_LE(e.uram_use(), kMaxResourceUse) << name << ": " << resource_summary(e);
     EXPECT_TRUE(e.fits()) << name;
