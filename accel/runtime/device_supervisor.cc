@@ -65,6 +65,19 @@ Status DeviceSupervisor::failed(const Status& error) {
   return Status::unavailable("device failed: " + what + "; the device is being reset, retry");
 }
 
+Status DeviceSupervisor::wedged(std::chrono::milliseconds waited) {
+  std::unique_lock lock(mu_);
+  if (health_.state == DeviceState::kOutOfService)
+    return Status::unavailable("device out of service: " + health_.reason);
+  ++health_.errors;
+  const std::string what = "a device run did not return within " + std::to_string(waited.count()) +
+                           " ms although its timeout is shorter (the device is wedged)";
+  health_.state = DeviceState::kOutOfService;
+  health_.reason = what + "; restart the daemon (on a board: xbutil reset first)";
+  notify(DeviceEvent::Kind::kOutOfService, what, lock);
+  return Status::unavailable("device failed: " + what + "; it is now out of service");
+}
+
 Status DeviceSupervisor::reset(uint64_t seen) {
   std::lock_guard resetting(reset_mu_);
   {

@@ -10,6 +10,7 @@
 // turn readiness (gRPC health, /v2/health/ready, tessera_ready) off and on.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -59,6 +60,10 @@ class DeviceSupervisor {
   // OUT_OF_SERVICE after max_failures in a row) and returns what the batch is answered:
   // UNAVAILABLE "device failed: <error>; ...".
   Status failed(const Status& error);
+  // A run did not come back at all within `waited` (its timeout was not honoured: the device or
+  // its driver is wedged, and the thread running it with it). OUT_OF_SERVICE at once; returns
+  // what the caller is answered.
+  Status wedged(std::chrono::milliseconds waited);
   // Resets the device unless that already happened after generation `seen` (another engine did).
   // The caller then loads its program and reports recovered() or failed().
   Status reset(uint64_t seen);

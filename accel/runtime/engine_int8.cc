@@ -222,7 +222,16 @@ void Engine::Int8Path::host_loop() {
   }
 }
 
+std::chrono::milliseconds Engine::Int8Path::watchdog(int64_t images) const {
+  const std::chrono::milliseconds timeout = options_.device_timeout;
+  if (timeout.count() <= 0 || !compiled_.has_fabric) return std::chrono::milliseconds(0);
+  const int64_t runs = (images + options_.max_batch - 1) / options_.max_batch;
+  const auto reset = std::clamp(10 * timeout, std::chrono::milliseconds(1000), std::chrono::milliseconds(30000));
+  return static_cast<int64_t>(kQueueDepth + 2) * runs * timeout + reset;
+}
+
 Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
+  if (compiled_.has_fabric) TESSERA_RETURN_IF_ERROR(supervisor_->usable());
   auto job = std::make_unique<Job>();
   job->input = batch;
   auto done = job->done.get_future();
@@ -234,13 +243,21 @@ Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
     finish(std::move(job));
     return done.get();
   }
+  // A device whose run never returns must not hang its callers: past the watchdog the device is
+  // taken for wedged (out of service) and the caller answered.
+  const std::chrono::milliseconds limit = watchdog(batch.dim(0));
+  const auto until =
+      limit.count() > 0 ? std::chrono::steady_clock::now() + limit : std::chrono::steady_clock::time_point::max();
   {
     std::unique_lock<std::mutex> lock(mu_);
-    space_cv_.wait(lock, [&] { return stopping_ || fabric_queue_.size() < kQueueDepth; });
+    if (!space_cv_.wait_until(lock, until, [&] { return stopping_ || fabric_queue_.size() < kQueueDepth; })) {
+      return supervisor_->wedged(limit);
+    }
     if (stopping_) return Status::unavailable("the engine is shutting down");
     fabric_queue_.push_back(std::move(job));
   }
   fabric_cv_.notify_one();
+  if (done.wait_until(until) == std::future_status::timeout) return supervisor_->wedged(limit);
   return done.get();
 }
 

@@ -51,6 +51,9 @@ struct Engine::Int8Path {
   // RECOVERING by then), resets the device and reloads the program. False otherwise.
   bool handle_device_error(std::unique_ptr<Job>& job);
   void recover();
+  // How long infer() waits for a batch of `images` before it takes the device for wedged: every
+  // run ahead of it and its own within their timeouts, plus time for a reset. Zero: no limit.
+  std::chrono::milliseconds watchdog(int64_t images) const;
   Status host_stage(Job& job);
   void fabric_loop();
   void host_loop();

@@ -112,7 +112,8 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
       text("board", "Board profile the tiles are planned for and the emulator models (accel/plan/boards)",
            &o.device.board),
       text("emu-faults",
-           "Emulator fault injection for tests: fail-run=N, hang-run=N, corrupt-run=N, fail-load=N (N+ = from the "
+           "Emulator fault injection for tests: fail-run=N, hang-run=N, wedge-run=N, corrupt-run=N, fail-load=N (N+ = "
+           "from the "
            "Nth on), reset-ms=MS, comma-separated ('' = none)",
            &o.device.emu_faults),
       number("device-timeout-ms", "A device run taking longer is aborted; its batch is answered UNAVAILABLE",

@@ -90,6 +90,10 @@ Status EmuProgram::injected_fault(std::span<int8_t> outputs, uint32_t batch, std
     return Status::deadline_exceeded(which + " did not finish within " + std::to_string(wait.count()) +
                                      " ms (injected hang; aborted: ERT_CMD_STATE_ABORT)");
   }
+  if (plan.wedge_run.fires(n)) {
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    return Status::deadline_exceeded(which + " came back after 30 s (injected wedge; timeout not honoured)");
+  }
   if (plan.corrupt_run.fires(n)) {
     // What a broken device leaves behind: garbage where the outputs go, a status word no kernel writes.
     std::fill_n(outputs.begin(), std::min(outputs.size(), static_cast<size_t>(batch) * output_bytes_), int8_t{0x5a});

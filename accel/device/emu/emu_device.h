@@ -67,8 +67,8 @@ class EmuProgram : public DeviceProgram {
 
 // How an EmuDevice computes (never what: every choice gives the same bytes).
 struct EmuDeviceOptions {
-  unsigned threads = 0;      // 0: one per hardware thread
-  bool portable = false;     // use the portable loops even where AVX2 is available (tests, aarch64 parity)
+  unsigned threads = 0;        // 0: one per hardware thread
+  bool portable = false;       // use the portable loops even where AVX2 is available (tests, aarch64 parity)
   emu::EmuFaultPlan faults{};  // injected faults (tests of the daemon's recovery); none by default
 };
 

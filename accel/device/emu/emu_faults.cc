@@ -6,7 +6,7 @@
 namespace tessera::emu {
 namespace {
 
-constexpr const char* kKeys = "fail-run, hang-run, corrupt-run, fail-load, reset-ms";
+constexpr const char* kKeys = "fail-run, hang-run, wedge-run, corrupt-run, fail-load, reset-ms";
 
 Result<uint64_t> parse_count(std::string_view key, std::string_view text) {
   uint64_t value = 0;
@@ -43,6 +43,7 @@ Status apply_item(EmuFaultPlan& plan, std::string_view item) {
   }
   FaultTrigger* trigger = key == "fail-run"      ? &plan.fail_run
                           : key == "hang-run"    ? &plan.hang_run
+                          : key == "wedge-run"   ? &plan.wedge_run
                           : key == "corrupt-run" ? &plan.corrupt_run
                           : key == "fail-load"   ? &plan.fail_load
                                                  : nullptr;

@@ -6,6 +6,8 @@
 // Spec: comma-separated KEY=VALUE, e.g. "fail-run=3,reset-ms=500" or "hang-run=2+":
 //   fail-run=N      run N ends in an error (as ERT_CMD_STATE_ERROR on a board)
 //   hang-run=N      run N does not finish: it blocks for its whole timeout and is aborted
+//   wedge-run=N     run N does not come back at all (its timeout is not honoured, as on a shell
+//                   whose wait(timeout) returns only at completion); it returns after 30 s
 //   corrupt-run=N   run N leaves garbage in the outputs and a status word the kernel never writes
 //   fail-load=N     loading a program for the Nth time fails (the device died at load)
 //   reset-ms=MS     a reset takes MS milliseconds (so a test sees the daemon recovering)
@@ -29,9 +31,11 @@ struct FaultTrigger {
 };
 
 struct EmuFaultPlan {
-  FaultTrigger fail_run, hang_run, corrupt_run, fail_load;
+  FaultTrigger fail_run, hang_run, wedge_run, corrupt_run, fail_load;
   std::chrono::milliseconds reset_delay{0};
-  bool any() const { return fail_run.at || hang_run.at || corrupt_run.at || fail_load.at || reset_delay.count(); }
+  bool any() const {
+    return fail_run.at || hang_run.at || wedge_run.at || corrupt_run.at || fail_load.at || reset_delay.count();
+  }
 };
 
 // INVALID_ARGUMENT naming the bad item ("emu faults: unknown key 'x' (keys: ...)").

@@ -3,7 +3,8 @@
 // load balancer see it. What a board must do too: a failed, hung or corrupt run answers its batch
 // UNAVAILABLE / 503 "device failed" (never a hang, never a wrong answer), the device is reset and
 // the program reloaded while health says NOT_SERVING, tessera_device_errors_total and a log line
-// record it, later requests are served; a device that keeps failing is out of service.
+// record it, later requests are served; a device that keeps failing, or whose run never comes
+// back, is out of service.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -68,6 +69,12 @@ class DeviceFaultTest : public ::testing::Test {
     EXPECT_EQ(answer.top1(), first_top1_) << why;
   }
 
+  // A request refused at once because the device is out of service.
+  static void expect_out_of_service(const HttpReply& reply) {
+    EXPECT_EQ(reply.status, 503) << reply.body;
+    EXPECT_NE(reply.body.find("device out of service"), std::string::npos) << reply.body;
+  }
+
   ModelsCopy models_{1, 0, 64};
   std::vector<FmnistImage> images_;
   std::string image_;
@@ -109,6 +116,7 @@ TEST_F(DeviceFaultTest, HungRunIsAbortedAtItsTimeoutAndAnswered503) {
   const HttpReply hung = http_->post("/v1/classify", image_, "image/png");
   const auto took = Clock::now() - sent;
   EXPECT_EQ(hung.status, 503) << hung.error << hung.body;
+  EXPECT_EQ(hung.header("retry-after"), "1");
   EXPECT_NE(hung.body.find("device failed"), std::string::npos) << hung.body;
   EXPECT_NE(hung.body.find("did not finish within 300 ms"), std::string::npos) << hung.body;
   EXPECT_GE(took, std::chrono::milliseconds(300));
@@ -116,6 +124,21 @@ TEST_F(DeviceFaultTest, HungRunIsAbortedAtItsTimeoutAndAnswered503) {
   ASSERT_TRUE(wait_for_health(kServing));
   const HttpReply served = http_->post("/v1/classify", image_, "image/png");
   EXPECT_EQ(served.status, 200) << served.body;
+  EXPECT_EQ(device_errors(), 1);
+}
+
+// A run that does not come back at all (a board whose wait(timeout) is not honoured): the caller
+// is answered after the engine's watchdog (4 x 100 ms + 1 s here), the device is out of service.
+TEST_F(DeviceFaultTest, WedgedRunIsAnsweredByTheWatchdogAndTakesTheDeviceOutOfService) {
+  start({"--emu-faults", "wedge-run=1", "--device-timeout-ms", "100"});
+  const auto sent = Clock::now();
+  const GrpcAnswer wedged = classify_grpc(*stub_, image_);
+  EXPECT_LT(Clock::now() - sent, std::chrono::seconds(5));
+  EXPECT_EQ(wedged.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(wedged.status.error_message().find("wedged"), std::string::npos) << wedged.status.error_message();
+  EXPECT_EQ(health(), kNotServing);
+  const HttpReply refused = http_->post("/v1/classify", image_, "image/png");
+  expect_out_of_service(refused);
   EXPECT_EQ(device_errors(), 1);
 }
 
@@ -161,8 +184,7 @@ TEST_F(DeviceFaultTest, DeviceThatKeepsFailingIsTakenOutOfService) {
   const GrpcAnswer refused = classify_grpc(*stub_, image_);
   EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_NE(refused.status.error_message().find("device out of service"), std::string::npos);
-  const HttpReply refused_http = http_->post("/v1/classify", image_, "image/png");
-  EXPECT_EQ(refused_http.status, 503);
+  expect_out_of_service(http_->post("/v1/classify", image_, "image/png"));
   EXPECT_EQ(device_errors(), 3);
   EXPECT_NE(daemon_->log().find("device out of service"), std::string::npos);
   EXPECT_EQ(health(), kNotServing) << "stays out of service";

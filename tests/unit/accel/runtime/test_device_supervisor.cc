@@ -27,13 +27,14 @@ class ResetCountingDevice : public Device {
 };
 
 TEST(EmuFaults, ParsesEveryKeyAndOnwards) {
-  auto plan = emu::parse_emu_faults("fail-run=3,hang-run=2+,corrupt-run=7,fail-load=2,reset-ms=250");
+  auto plan = emu::parse_emu_faults("fail-run=3,hang-run=2+,wedge-run=5,corrupt-run=7,fail-load=2,reset-ms=250");
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   EXPECT_TRUE(plan->fail_run.fires(3));
   EXPECT_FALSE(plan->fail_run.fires(4));
   EXPECT_FALSE(plan->hang_run.fires(1));
   EXPECT_TRUE(plan->hang_run.fires(2));
   EXPECT_TRUE(plan->hang_run.fires(100));
+  EXPECT_TRUE(plan->wedge_run.fires(5));
   EXPECT_TRUE(plan->corrupt_run.fires(7));
   EXPECT_TRUE(plan->fail_load.fires(2));
   EXPECT_EQ(plan->reset_delay.count(), 250);
@@ -89,6 +90,16 @@ TEST(DeviceSupervisor, FailuresInARowTakeItOutOfServiceAndASuccessfulRunForgives
   EXPECT_EQ(supervisor.usable().code(), StatusCode::kUnavailable);
   supervisor.recovered();
   EXPECT_EQ(supervisor.health().state, DeviceState::kOutOfService) << "out of service is for good";
+}
+
+TEST(DeviceSupervisor, WedgedRunTakesItOutOfServiceAtOnce) {
+  DeviceSupervisor supervisor(std::make_shared<ResetCountingDevice>(), 3);
+  const Status answer = supervisor.wedged(std::chrono::milliseconds(1400));
+  EXPECT_NE(answer.message().find("did not return within 1400 ms"), std::string::npos) << answer.message();
+  EXPECT_EQ(supervisor.health().state, DeviceState::kOutOfService);
+  EXPECT_EQ(supervisor.health().errors, 1u);
+  EXPECT_EQ(supervisor.wedged(std::chrono::milliseconds(1400)).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(supervisor.health().errors, 1u) << "counted once";
 }
 
 TEST(DeviceSupervisor, FailedResetStillRetiresTheOldPrograms) {
