@@ -100,6 +100,7 @@ in_groups:
         beats += n_beats;
       }
       TESSERA_COUNT_LOOP(kHalfLoad, beats, 1, abi::schedule::kLoadDepth);
+      (void)beats;  // counted only (accel_count.h)
     }
   }
 }
@@ -135,6 +136,7 @@ w_lanes:
     beats += n_beats;
   }
   TESSERA_COUNT_LOOP(kHalfLoad, beats, 1, abi::schedule::kLoadDepth);
+  (void)beats;  // counted only (accel_count.h)
 }
 
 // The load half of a step: both tiles of the next step, into the buffer pair compute is not using.

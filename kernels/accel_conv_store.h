@@ -120,6 +120,7 @@ st_lanes_out:
     }
   }
   TESSERA_COUNT_LOOP(kHalfStore, beats, 1, abi::schedule::kStoreDepth);
+  (void)beats;  // counted only (accel_count.h)
 }
 
 // Epilogue of an output tile: quant parameters, requantise + pool, write.

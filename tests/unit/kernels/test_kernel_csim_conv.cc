@@ -4,6 +4,7 @@
 // the whole arena, so a write outside a layer's output slice shows up too.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -163,6 +164,40 @@ TEST(KernelCsim, FusedMaxPoolPaddingNeverWins) {
   ASSERT_EQ(run.status[0], abi::kRunOk);
   EXPECT_EQ(first_difference(run.arena, run_reference(net)), "");
   for (uint32_t i = 0; i < 3 * out.h * out.w; ++i) EXPECT_LT(run.arena[out.offset + i], 0) << "output " << i;
+}
+
+// Channel slices wider than the 64-element MAC vector (vector groups of 64 + a shorter last one),
+// column tiles wider than 64, and the few-channel fold (a 3-channel 7x7/2 stem) against the
+// reference (issue 14's kernel modes).
+TEST(KernelCsim, VectorGroupsWideRowsAndFoldedFewChannelStem) {
+  NetBuilder net(7);
+  ConvSpec s;
+  s.in_c = 150, s.in_h = 5, s.in_w = 70, s.out_c = 70, s.kh = 3, s.kw = 3, s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
+  ConvSpec stem;
+  stem.in_c = 3, stem.in_h = 20, stem.in_w = 90, stem.out_c = 8, stem.kh = 7, stem.kw = 7, stem.sh = 2, stem.sw = 2;
+  stem.pad_t = stem.pad_l = stem.pad_b = stem.pad_r = 3;
+  const Tensor in = net.tensor(150, 5, 70), out = net.tensor(70, s.out_h(), s.out_w());
+  const Tensor in2 = net.tensor(3, 20, 90), out2 = net.tensor(8, stem.out_h(), stem.out_w());
+  net.conv(s, in, 0, out, 0);
+  net.conv(stem, in2, 0, out2, 0);
+  net.finish(1);
+  const std::vector<int8_t> want = run_reference(net);
+  int runs = 0;
+  for (const auto& [tm, tn, tr, tc] :
+       {std::array<uint32_t, 4>{64, 150, 2, 70}, {6, 65, 5, 70}, {64, 64, 1, 33}, {70, 100, 1, 70}, {3, 150, 3, 7}}) {
+    LayerDesc& d = net.layers()[0];
+    d.tile_m = tm, d.tile_n = tn, d.tile_r = tr, d.tile_c = tc;
+    LayerDesc& e = net.layers()[1];
+    e.tile_m = 8, e.tile_n = 3, e.tile_r = tr, e.tile_c = tc == 70 ? stem.out_w() : tc;
+    if (!abi::layer_fits(d) || !abi::layer_fits(e)) continue;
+    ASSERT_TRUE(abi::schedule::folds_kernel_width(e.groups, e.tile_n, e.kernel_w, e.dilation_w));
+    const KernelRun run = run_kernel(net);
+    ASSERT_EQ(run.status[0], abi::kRunOk) << tiles_of(d);
+    const std::string diff = first_difference(run.arena, want);
+    ASSERT_TRUE(diff.empty()) << tiles_of(d) << " / " << tiles_of(e) << ": " << diff;
+    ++runs;
+  }
+  EXPECT_GE(runs, 3);  // 64x150 (weights) and 70 lanes do not fit: the others run
 }
 
 }  // namespace
