@@ -65,7 +65,8 @@ check_test_bodies() {
   echo "sizes: no test body over 80 lines"
 }
 
-# The commit at which `tools/lint.sh tidy BUILD_DIR` last ran clean over every translation unit.
+# A commit whose full `tools/lint.sh tidy BUILD_DIR` findings all lie in files changed since (in
+# practice: the commit of the last clean full run), so a clean --changed run means a clean tree.
 readonly kTidyCleanAt=tests/style/tidy-clean-at
 
 # Sources (absolute paths) of the translation units that include any of the files given
