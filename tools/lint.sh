@@ -117,12 +117,14 @@ check_tidy() {
     local since changed
     since=$(cat "$kTidyCleanAt")
     if ! git cat-file -e "$since^{commit}" 2>/dev/null; then
-      echo "tidy: $kTidyCleanAt names $since, not in this clone's history: run the full check" >&2
-      return 1
+      echo "tidy: $kTidyCleanAt names $since, not in this clone's history (shallow?): checking every unit"
+      check_tidy "$build_dir"
+      return
     fi
     if ! git diff --quiet "$since" -- .clang-tidy; then
-      echo "tidy: .clang-tidy changed since $since: run the full check (tools/lint.sh tidy $build_dir)" >&2
-      return 1
+      echo "tidy: .clang-tidy changed since $since: checking every unit"
+      check_tidy "$build_dir"
+      return
     fi
     mapfile -t changed < <(git diff --name-only "$since" -- accel client kernels server tests)
     mapfile -t changed < <(printf '%s\n' "${changed[@]}" | grep -v '^$' | while read -r f; do [ -f "$f" ] && echo "$f"; done)
