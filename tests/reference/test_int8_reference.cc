@@ -1,6 +1,9 @@
 // The int8 path (quantiser + compiler + emulated fabric + host FC) against the float path:
 // the bundled model's accuracy on all 10,000 Fashion-MNIST test images stays within 0.5 points
-// of fp32, and the zoo models' int8 logits stay close to PyTorch's.
+// of fp32, and the zoo models' int8 logits stay close to PyTorch's. The fp32 figure is PyTorch's
+// (tools/make_zoo.py's meta.json): BundledModel.TopOneIdenticalToPyTorchOnAllTestImages holds
+// Tessera's fp32 path to PyTorch's top-1 on every one of those images, so running that path again
+// here would only double the test's time (most of it under qemu, where this test also runs).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,14 +62,15 @@ double accuracy(const Engine& engine, const std::vector<uint8_t>& images, const 
 }
 
 TEST(Int8BundledModel, AccuracyWithinHalfAPointOfFp32) {
+  const nlohmann::json meta = read_json(kZoo / "fashion-mnist/meta.json");
+  ASSERT_TRUE(meta.contains("top1_torch")) << "meta.json of the bundled model's zoo data lacks top1_torch";
+  const double a32 = 100.0 * meta["top1_torch"].get<double>();
   const auto images = read_raw<uint8_t>(kZoo / "fashion-mnist/test_images.u8");
   const auto labels = read_raw<uint8_t>(kZoo / "fashion-mnist/test_labels.u8");
   ASSERT_EQ(images.size(), labels.size() * 784);
   auto config = load_model_config(std::filesystem::path(TESSERA_SOURCE_DIR) / "models/fashion-mnist");
   ASSERT_TRUE(config.is_ok()) << config.status().to_string();
 
-  auto fp32 = Engine::load(*config);
-  ASSERT_TRUE(fp32.is_ok()) << fp32.status().to_string();
   EngineOptions options;
   options.precision = Precision::kInt8;
   options.device = emulator();
@@ -74,9 +78,8 @@ TEST(Int8BundledModel, AccuracyWithinHalfAPointOfFp32) {
   ASSERT_TRUE(int8.is_ok()) << int8.status().to_string();
   std::printf("[ int8 ] %s\n", (*int8)->summary().c_str());
 
-  const double a32 = accuracy(**fp32, images, labels);
   const double a8 = accuracy(**int8, images, labels);
-  std::printf("[ int8 ] fashion-mnist top-1: fp32 %.2f%%, int8 %.2f%% (emulated fabric)\n", a32, a8);
+  std::printf("[ int8 ] fashion-mnist top-1: fp32 %.2f%% (PyTorch), int8 %.2f%% (emulated fabric)\n", a32, a8);
   EXPECT_GE(a8, a32 - 0.5);
   EXPECT_GE(a8, 90.0);
 }
