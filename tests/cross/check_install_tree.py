@@ -16,22 +16,20 @@ Fails with the reason when qemu or cmake is missing.
 
 import argparse
 import os
-import re
-import select
 import shlex
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
+
+import qemu_daemon
 
 # ELF e_machine and class per board architecture (elf.h: EM_AARCH64 183, EM_ARM 40).
 EXPECTED = {"aarch64": (183, 2, "64-bit AArch64"), "armhf": (40, 1, "32-bit ARM")}
 EF_ARM_ABI_FLOAT_HARD = 0x400
-STARTUP = re.compile(r"^tesserad: listening grpc=(\S+):(\d+) http=(\S+):(\d+) models=(\S*)$")
 
 
 def elf_problem(path, arch):
@@ -59,20 +57,8 @@ def elf_problem(path, arch):
 def start_daemon(emulator, prefix, log):
     argv = emulator + [os.path.join(prefix, "bin", "tesserad"), "--listen", "127.0.0.1", "--grpc-port", "0",
                        "--http-port", "0", "--device", "emu", "--models", os.path.join(prefix, "share", "tessera", "models")]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True)
-    deadline = time.time() + 600  # qemu-user: calibrating and planning the model takes a while
-    line = ""
-    while time.time() < deadline and proc.poll() is None:
-        ready, _, _ = select.select([proc.stdout], [], [], 5)
-        if ready:
-            line = proc.stdout.readline()
-            break
-    m = STARTUP.match(line.strip())
-    if not m:
-        proc.kill()
-        proc.wait()
-        return None, f"no listening line from {' '.join(argv)} (got {line!r})"
-    return proc, f"{m.group(3)}:{m.group(4)}"
+    # The installed model has no plan cache yet: calibrating and planning it under qemu takes a while.
+    return qemu_daemon.start(argv, log, wait_s=600)
 
 
 def http_get(address, path):
@@ -86,10 +72,11 @@ def http_get(address, path):
 def check_daemon(emulator, prefix, tmp, failures):
     log_path = os.path.join(tmp, "tesserad.log")
     with open(log_path, "w") as log:
-        proc, address = start_daemon(emulator, prefix, log)
-        if proc is None:
-            failures.append(address + "; log:\n" + open(log_path).read())
+        daemon, why = start_daemon(emulator, prefix, log)
+        if daemon is None:
+            failures.append(why + "; log:\n" + open(log_path).read())
             return
+        address = daemon.http_address
         try:
             status, _ = http_get(address, "/v2/health/ready")
             if status != 200:
@@ -99,12 +86,7 @@ def check_daemon(emulator, prefix, tmp, failures):
                 if status != 200 or body != f.read():
                     failures.append(f"GET / answered {status}, not the installed share/tessera/web/index.html")
         finally:
-            proc.terminate()
-            try:
-                code = proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                code = "none (killed 60 s after SIGTERM)"
+            code = qemu_daemon.stop(daemon)
         if code != 0:
             failures.append(f"tesserad exited {code} on SIGTERM, not 0; log:\n" + open(log_path).read())
 

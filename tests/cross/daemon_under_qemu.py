@@ -16,8 +16,6 @@ import argparse
 import json
 import os
 import pathlib
-import re
-import select
 import shlex
 import shutil
 import subprocess
@@ -25,31 +23,19 @@ import sys
 import time
 import urllib.request
 
-STARTUP = re.compile(r"^tesserad: listening grpc=(\S+):(\d+) http=(\S+):(\d+) models=(\S*)$")
+import qemu_daemon
 
 
-def start_daemon(args, log_path):
-    """Starts tesserad under the emulator; returns (process, grpc address, http address)."""
+
+def start_daemon(args, log):
+    """The ARM tesserad under the emulator on 127.0.0.1, serving --models and --web-root."""
     argv = shlex.split(args.emulator) + [args.tesserad, "--listen", "127.0.0.1", "--grpc-port", "0",
                                          "--http-port", "0", "--models", args.models,
                                          "--web-root", args.web_root, "--device", "emu"]
-    log = open(log_path, "w")
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True)
-    # qemu-user is slow to start a large binary and load the model: two minutes cover it.
-    deadline = time.time() + 120
-    line = ""
-    # select() bounds the wait: a bare readline() blocks for as long as the daemon stays silent.
-    while time.time() < deadline and proc.poll() is None:
-        ready, _, _ = select.select([proc.stdout], [], [], 5)
-        if ready:
-            line = proc.stdout.readline()
-            break
-    m = STARTUP.match(line.strip())
-    if not m:
-        proc.kill()
-        sys.exit(f"FAIL: no startup line from {' '.join(argv)} (got {line!r}); log:\n"
-                 + pathlib.Path(log_path).read_text())
-    return proc, f"{m.group(1)}:{m.group(2)}", f"{m.group(3)}:{m.group(4)}"
+    daemon, why = qemu_daemon.start(argv, log, wait_s=120)
+    if daemon is None:
+        sys.exit(f"FAIL: {why}; log:\n" + pathlib.Path(log.name).read_text())
+    return daemon
 
 
 def classify_grpc(args, address, images):
@@ -90,7 +76,9 @@ def main():
         sys.exit(f"FAIL: no images in {args.images}")
 
     log_path = os.path.join(os.path.dirname(os.path.abspath(args.images)), "tesserad-qemu.log")
-    proc, grpc_address, http_address = start_daemon(args, log_path)
+    with open(log_path, "w") as log:
+        daemon = start_daemon(args, log)
+    grpc_address, http_address = daemon.grpc_address, daemon.http_address
     try:
         t0 = time.time()
         grpc_top1 = classify_grpc(args, grpc_address, images)
@@ -105,13 +93,7 @@ def main():
             correct += grpc == label
     finally:
         # The board's way to stop it: SIGTERM, drain, exit 0 (checked below, after the answers).
-        proc.terminate()
-        try:
-            exit_code = proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
-            exit_code = "none: still running 60 s after SIGTERM, killed"
+        exit_code = qemu_daemon.stop(daemon)
     if exit_code != 0:
         sys.exit(f"FAIL: tesserad did not drain and exit 0 on SIGTERM (exit code {exit_code}); log: {log_path}")
     accuracy = correct / len(images)
