@@ -113,17 +113,20 @@ build_dir=build-$arch
 launcher=()
 # ccache, when a developer has it, shares objects between builds; CI runs without it.
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+# The build machine's client for the integration test (tests/cross): the x86_64 `tessera` of the
+# x86_64 build tree (TESSERA_BUILD_DIR, default build/, as tools/build.sh).
+host_build=${TESSERA_BUILD_DIR:-build}
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON \
-  -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-$arch.cmake" "${launcher[@]}" >/dev/null
+  -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/toolchain-$arch.cmake" -DTESSERA_HOST_CLI="$(realpath -m "$host_build")/bin/tessera" \
+  "${launcher[@]}" >/dev/null
 # Only what runs on the board and the cross test selection (tests/CMakeLists.txt, label `cross`).
 cmake --build "$build_dir" --parallel "$(nproc)" --target tesserad tessera tessera_cross_tests
 
-# The build machine's client for the integration test (tests/cross): the x86_64 `tessera` in
-# build/, configured like tools/build.sh does when build/ is not there yet.
-if [ ! -f build/build.ninja ]; then
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON "${launcher[@]}" >/dev/null
+# That client, configured like tools/build.sh does when its tree is not there yet.
+if [ ! -f "$host_build/build.ninja" ]; then
+  cmake -S . -B "$host_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_WERROR=ON "${launcher[@]}" >/dev/null
 fi
-cmake --build build --parallel "$(nproc)" --target tessera
+cmake --build "$host_build" --parallel "$(nproc)" --target tessera
 
 [ "${TESSERA_CROSS_NO_TEST:-0}" = 1 ] && exit 0
 cd "$build_dir"
