@@ -22,10 +22,13 @@ shift
 # The project's libraries for the target (CLI11 and nlohmann-json are arch-all headers: the build
 # machine's copies serve), and the build machine's tools: the cross compiler, qemu-user for the
 # tests, protoc and grpc_cpp_plugin (they run on the build machine, so they are amd64).
+# prometheus-cpp-dev cannot be installed for two archs at once (it depends on the civetweb program,
+# which is not Multi-Arch), so the target gets only the runtime library and the headers (the same on
+# every arch) come from the build machine's prometheus-cpp-dev (cmake/find_prometheus_cpp.cmake).
 target_libs=(libgrpc++-dev libprotobuf-dev libspdlog-dev libgtest-dev libgmock-dev libturbojpeg0-dev
-  libspng-dev libtomlplusplus-dev libssl-dev zlib1g-dev libboost-dev)
+  libspng-dev libtomlplusplus-dev libssl-dev zlib1g-dev libboost-dev libprometheus-cpp-core1.0)
 host_tools=("crossbuild-essential-$deb_arch" qemu-user cmake ninja-build pkg-config
-  protobuf-compiler protobuf-compiler-grpc libcli11-dev nlohmann-json3-dev python3)
+  protobuf-compiler protobuf-compiler-grpc libcli11-dev nlohmann-json3-dev prometheus-cpp-dev python3)
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi

@@ -15,6 +15,8 @@ packages=(
   libboost-dev libspdlog-dev libgtest-dev libgmock-dev
   libturbojpeg0-dev libspng-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libxrt-dev zlib1g-dev libssl-dev
+  # the /metrics registry and exposition (the daemon links only its core library)
+  prometheus-cpp-dev
   # TLS certificates for the tests (the openssl CLI)
   openssl
   # the real Prometheus server and promtool, which check the /metrics exposition

@@ -13,6 +13,7 @@
 #include "server/http/static_files.h"
 #include "server/http/url.h"
 #include "server/kserve/kserve_http.h"
+#include "server/metrics/exposition.h"
 #include "server/models/model_repository.h"
 #include "server/routes/classify_route.h"
 #include "server/telemetry/telemetry_events.h"

@@ -10,9 +10,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Latency buckets in seconds: 50 µs .. ~52 s, x2 each.
-std::vector<double> latency_buckets() { return metrics::exponential_buckets(50e-6, 2.0, 21); }
-
 // The value at quantile q of sorted `v` (nearest rank).
 double quantile(const std::vector<uint64_t>& v, double q) {
   if (v.empty()) return 0;
@@ -30,86 +27,18 @@ ServerStats::ServerStats(std::vector<const ServedModel*> models, DeviceLabels de
       queue_(queue),
       sampler_(sampler),
       window_(window) {
-  requests_ = &registry_.counter("tessera_requests_total",
-                                 "Requests answered, by model, API and outcome (a gRPC status code name).",
-                                 {"model", "api", "code"});
-  images_ = &registry_.counter("tessera_images_total", "Images classified successfully.", {"model"});
-  latency_ = &registry_.histogram("tessera_request_stage_seconds",
-                                  "Time of successful requests per stage: queue (waiting for a batch), decode "
-                                  "(decode + preprocess), fabric and host (the pipeline stages of the batch), total "
-                                  "(arrival to answer).",
-                                  {"model", "stage"}, latency_buckets());
-  batch_size_ = &registry_.histogram("tessera_batch_size", "Images per batch the batcher formed.", {"model"},
-                                     {1, 2, 4, 8, 16, 32, 64, 128, 256});
-  modeled_energy_ = &registry_.counter("tessera_modeled_fabric_energy_joules_total",
-                                       "Fabric energy of the images run, from the planner's power model.", {"model"});
-  for (const ServedModel* served : models_) {
-    const std::string& m = served->name();
-    images_->with({{"model", m}});
-    modeled_energy_->with({{"model", m}});
-    for (const char* stage : kStages) latency_->with({{"model", m}, {"stage", stage}});
-    batch_size_->with({{"model", m}});
-  }
-
-  device_errors_ = &registry_
-                        .counter("tessera_device_errors_total",
-                                 "Device runs and program loads that failed (timed out, errored, corrupt status); "
-                                 "each is followed by a reset and a reload.")
-                        .with();
-  auto& info = registry_.gauge("tessera_device_info", "The device running the fabric part (always 1).",
-                               {"kind", "name", "board"});
-  info.with({{"kind", device_.kind}, {"name", device_.name}, {"board", device_.board}}).set(1);
-  auto add_callback = [this](metrics::Gauge& g, std::function<double()> fn) {
-    g.set_callback(std::move(fn));
-    callback_gauges_.push_back(&g);
-  };
-  auto& depth = registry_.gauge("tessera_queue_depth", "Requests waiting in the model's batcher queue.", {"model"});
-  for (const ServedModel* model : models_) {
-    add_callback(depth.with({{"model", model->name()}}),
-                 [this, model] { return queue_ ? static_cast<double>(queue_->depth(model)) : 0.0; });
-  }
-  add_callback(
-      registry_.gauge("tessera_images_per_second", "Images answered per second over the recent window.").with(),
-      [this] { return snapshot().images_per_second; });
-  add_callback(
-      registry_
-          .gauge("tessera_fabric_utilization_ratio", "Share of the recent window the fabric stage was busy (0..1).")
-          .with(),
-      [this] { return snapshot().fabric_utilization; });
-  add_callback(registry_
-                   .gauge("tessera_ready",
-                          "1 while the daemon is ready, 0 while starting, draining, or while the device is reset or "
-                          "out of service.")
-                   .with(),
-               [this] { return ready() ? 1.0 : 0.0; });
-  add_callback(registry_
-                   .gauge("tessera_power_watts",
-                          "Board power from the first power source that has it "
-                          "(NaN when none does).")
-                   .with(),
-               [this] {
-                 auto s = sampler_ ? sampler_->latest() : std::nullopt;
-                 return s && s->watts ? *s->watts : std::nan("");
-               });
-  add_callback(
-      registry_.gauge("tessera_temperature_celsius", "Hottest board temperature sensor (NaN when none).").with(),
-      [this] {
-        auto s = sampler_ ? sampler_->latest() : std::nullopt;
-        return s && s->temperature_c ? *s->temperature_c : std::nan("");
-      });
-  energy_ =
-      &registry_.counter("tessera_energy_joules_total", "Board energy integrated from the power samples since start.")
-           .with();
-  add_callback(registry_.gauge("tessera_uptime_seconds", "Seconds since the daemon started.").with(),
-               [this] { return std::chrono::duration<double>(Clock::now() - started_).count(); });
+  const std::vector<std::string> stages(std::begin(kStages), std::end(kStages));
+  for (const ServedModel* served : models_) model_series_[served->name()] = metrics_.add_model(served->name(), stages);
+  // One daemon, one device: no `device` label yet (see metrics/tessera_metrics.h).
+  device_series_ = metrics_.add_device({}, {device_.kind, device_.name, device_.board});
 }
 
-ServerStats::~ServerStats() {
-  for (metrics::Gauge* g : callback_gauges_) g->clear_callback();
-}
+ServerStats::~ServerStats() = default;
 
 void ServerStats::on_batch(const ServedModel& model, size_t size) {
-  batch_size_->with({{"model", model.name()}}).observe(static_cast<double>(size));
+  if (auto it = model_series_.find(model.name()); it != model_series_.end()) {
+    it->second.batch_size->Observe(static_cast<double>(size));
+  }
   std::lock_guard lock(mu_);
   ++batch_sizes_[model.name()][static_cast<uint32_t>(size)];
 }
@@ -117,7 +46,7 @@ void ServerStats::on_batch(const ServedModel& model, size_t size) {
 void ServerStats::on_answer(const InferenceJob& job, const Result<ClassifyResult>& result) {
   const std::string model = job.model ? job.model->name() : std::string();
   const char* code = result ? "OK" : status_code_name(result.status().code());
-  requests_->with({{"model", model}, {"api", job.via}, {"code", code}}).inc();
+  metrics_.requests(model, job.via, code).Increment();
   if (!result) {
     std::lock_guard lock(mu_);
     ++outcomes_[model].second;
@@ -129,15 +58,18 @@ void ServerStats::on_answer(const InferenceJob& job, const Result<ClassifyResult
            model,
            {t.queue_us, t.decode_us, t.fabric_us, t.host_us, t.total_us},
            static_cast<double>(t.fabric_us) / std::max<uint32_t>(1, r.batch_size)};
-  // The Prometheus children have their own locks: updated outside mu_, which guards only the
-  // window and the totals below.
-  images_->with({{"model", model}}).inc();
-  for (size_t i = 0; i < std::size(kStages); ++i) {
-    latency_->with({{"model", model}, {"stage", kStages[i]}}).observe(static_cast<double>(a.stage_us[i]) * 1e-6);
+  // The Prometheus series have their own locks: updated outside mu_, which guards only the window
+  // and the totals below. A model has series when it was served from the start (all are).
+  const auto series = model_series_.find(model);
+  if (series != model_series_.end()) {
+    series->second.images->Increment();
+    for (size_t i = 0; i < std::size(kStages); ++i) {
+      series->second.stage_latency[i]->Observe(static_cast<double>(a.stage_us[i]) * 1e-6);
+    }
   }
   double dynamic_joules = 0;
   if (r.energy_uj > 0) {
-    modeled_energy_->with({{"model", model}}).inc(r.energy_uj * 1e-6);
+    if (series != model_series_.end()) series->second.modeled_energy->Increment(r.energy_uj * 1e-6);
     // The plan's energy holds the board's static power over the layer times; the power model
     // adds static power itself, so only the dynamic part accumulates.
     const double static_uj =
@@ -241,12 +173,27 @@ TelemetrySnapshot ServerStats::snapshot() const {
 }
 
 std::string ServerStats::expose_metrics() const {
-  // The sampler integrates the energy; the counter catches up with it at each scrape.
-  if (sampler_) {
-    std::lock_guard lock(energy_mu_);
-    energy_->inc(sampler_->energy_joules() - energy_->value());
+  // prometheus-cpp has no gauge whose value a callback computes at scrape time (the old registry's
+  // callback gauges), and a custom Collectable would have to rebuild the families' HELP and types by
+  // hand. So each scrape updates the computed series from one snapshot, then serialises; the lock
+  // keeps a concurrent scrape from interleaving its updates with this one's.
+  std::lock_guard lock(scrape_mu_);
+  const TelemetrySnapshot s = snapshot();
+  for (const ModelStats& model : s.models) {
+    if (auto it = model_series_.find(model.name); it != model_series_.end()) {
+      it->second.queue_depth->Set(static_cast<double>(model.queue_depth));
+    }
   }
-  return registry_.expose();
+  const metrics::DaemonSeries& daemon = metrics_.daemon();
+  daemon.images_per_second->Set(s.images_per_second);
+  daemon.ready->Set(s.ready ? 1.0 : 0.0);
+  daemon.uptime->Set(std::chrono::duration<double>(Clock::now() - started_).count());
+  device_series_.fabric_utilization->Set(s.fabric_utilization);
+  device_series_.power->Set(s.power_watts.value_or(std::nan("")));
+  device_series_.temperature->Set(s.temperature_c.value_or(std::nan("")));
+  // The sampler integrates the energy; the counter catches up with it (a counter only goes up).
+  device_series_.energy->Increment(std::max(0.0, s.energy_joules - device_series_.energy->Value()));
+  return metrics_.expose();
 }
 
 }  // namespace tessera::telemetry

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "server/batching/inference_queue.h"
-#include "server/metrics/metrics_registry.h"
+#include "server/metrics/tessera_metrics.h"
 #include "server/telemetry/sampler.h"
 
 namespace tessera::telemetry {
@@ -83,10 +83,11 @@ class ServerStats : public QueueObserver {
   void set_queue(const InferenceQueue* queue) { queue_ = queue; }
   bool ready() const;
   // A device run or load failed (tessera_device_errors_total).
-  void on_device_error() { device_errors_->inc(); }
+  void on_device_error() { device_series_.errors->Increment(); }
 
   TelemetrySnapshot snapshot() const;
-  // The Prometheus text exposition (metrics::kContentType).
+  // The Prometheus text exposition (metrics::kContentType), its computed series (queue depths,
+  // rates, power, readiness, ...) brought up to date from one snapshot first.
   std::string expose_metrics() const;
   // The modeled dynamic (MAC + DDR) fabric energy of everything run so far, joules: what the
   // board profile's power model (ModelSource) turns into watts on the emulator.
@@ -120,17 +121,12 @@ class ServerStats : public QueueObserver {
   double modeled_joules_ = 0;
   bool ready_ = false;
 
-  // Prometheus families; children are looked up per answer (a map lookup, cheap next to a run).
-  metrics::Registry registry_;
-  metrics::CounterFamily* requests_;
-  metrics::CounterFamily* images_;
-  metrics::HistogramFamily* latency_;
-  metrics::HistogramFamily* batch_size_;
-  metrics::CounterFamily* modeled_energy_;
-  metrics::Counter* energy_;
-  metrics::Counter* device_errors_;
-  mutable std::mutex energy_mu_;                  // one catch-up of energy_ at a time
-  std::vector<metrics::Gauge*> callback_gauges_;  // cleared before the sources go away
+  // The Prometheus series. The per-model and device series are made once in the constructor and
+  // only read afterwards (no lock); tessera_requests_total's are looked up per answer.
+  metrics::TesseraMetrics metrics_;
+  std::map<std::string, metrics::ModelSeries> model_series_;  // by model name
+  metrics::DeviceSeries device_series_;
+  mutable std::mutex scrape_mu_;  // one scrape's update-then-serialise at a time
 };
 
 }  // namespace tessera::telemetry

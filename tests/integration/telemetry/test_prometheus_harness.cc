@@ -1,4 +1,4 @@
-// The real-Prometheus harness: Prometheus scrapes itself; scrapes a metrics::Registry served from
+// The real-Prometheus harness: Prometheus scrapes itself; scrapes a prometheus-cpp registry served from
 // a tiny loopback responder and reads the values back through PromQL; follows a file_sd file
 // written after it started and fires an alerting rule.
 #include <gtest/gtest.h>
@@ -16,7 +16,12 @@
 #include <random>
 #include <thread>
 
-#include "server/metrics/metrics_registry.h"
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "server/metrics/exposition.h"
 #include "tests/integration/prometheus_server.h"
 
 namespace tessera::testing {
@@ -29,11 +34,11 @@ using net::ip::tcp;
 using nlohmann::json;
 using std::chrono::seconds;
 
-// Serves registry.expose() for any GET on 127.0.0.1:port() from its own thread; stops by itself
+// Serves metrics::expose(registry) for any GET on 127.0.0.1:port() from its own thread; stops by itself
 // after `lifetime` at the latest (or when destroyed).
 class ExpositionResponder {
  public:
-  ExpositionResponder(const metrics::Registry& registry, seconds lifetime)
+  ExpositionResponder(const prometheus::Registry& registry, seconds lifetime)
       : registry_(registry), acceptor_(ioc_, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0)) {
     do_accept();
     thread_ = std::thread([this, lifetime] { ioc_.run_for(lifetime); });
@@ -63,7 +68,7 @@ class ExpositionResponder {
       response.result(http::status::ok);
       response.version(request.version());
       response.set(http::field::content_type, std::string(metrics::kContentType));
-      response.body() = owner.registry_.expose();
+      response.body() = metrics::expose(owner.registry_);
       response.keep_alive(request.keep_alive());
       response.prepare_payload();
       ++owner.scrapes_;
@@ -87,7 +92,7 @@ class ExpositionResponder {
     });
   }
 
-  const metrics::Registry& registry_;
+  const prometheus::Registry& registry_;
   net::io_context ioc_;  // before acceptor_: destroyed after it
   tcp::acceptor acceptor_;
   std::atomic<int> scrapes_{0};
@@ -148,16 +153,20 @@ TEST_F(PrometheusHarness, ScrapesItself) {
 }
 
 TEST_F(PrometheusHarness, ReadsBackARegistryThroughPromQL) {
-  metrics::Registry registry;
-  metrics::Counter& requests = registry.counter("tessera_test_requests_total", "Requests answered.", {"model", "code"})
-                                   .with({{"model", "fashion-mnist"}, {"code", "OK"}});
-  requests.inc(42);
-  registry.gauge("tessera_test_power_watts", "Board power.").with().set_callback([] { return 9.5; });
-  metrics::Histogram& latency =
-      registry
-          .histogram("tessera_test_latency_seconds", "Latency.", {"model"}, metrics::exponential_buckets(0.001, 10, 4))
-          .with({{"model", "fashion-mnist"}});
-  for (double v : {0.0005, 0.02, 0.02, 3.0}) latency.observe(v);
+  prometheus::Registry registry;
+  prometheus::Counter& requests = prometheus::BuildCounter()
+                                      .Name("tessera_test_requests_total")
+                                      .Help("Requests answered.")
+                                      .Register(registry)
+                                      .Add({{"model", "fashion-mnist"}, {"code", "OK"}});
+  requests.Increment(42);
+  prometheus::BuildGauge().Name("tessera_test_power_watts").Help("Board power.").Register(registry).Add({}).Set(9.5);
+  prometheus::Histogram& latency = prometheus::BuildHistogram()
+                                       .Name("tessera_test_latency_seconds")
+                                       .Help("Latency.")
+                                       .Register(registry)
+                                       .Add({{"model", "fashion-mnist"}}, metrics::exponential_buckets(0.001, 10, 4));
+  for (double v : {0.0005, 0.02, 0.02, 3.0}) latency.Observe(v);
   ExpositionResponder responder(registry, seconds(60));
 
   PrometheusOptions options;
@@ -170,7 +179,7 @@ TEST_F(PrometheusHarness, ReadsBackARegistryThroughPromQL) {
   const std::string selector = "tessera_test_requests_total{job=\"tessera\",model=\"fashion-mnist\",code=\"OK\"}";
   ApiResult r = prometheus_->wait_for(selector, value_is(42), seconds(15));
   ASSERT_TRUE(r.ok) << r.error;
-  requests.inc(8);  // the next scrapes see the new value
+  requests.Increment(8);  // the next scrapes see the new value
   r = prometheus_->wait_for(selector, value_is(50), seconds(10));
   EXPECT_TRUE(r.ok) << r.error;
 
