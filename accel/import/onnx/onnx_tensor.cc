@@ -25,10 +25,14 @@ Shape dims_of(const TensorProto& proto) { return Shape(proto.dims().begin(), pro
 template <class T, class Out>
 Status read_raw(const TensorProto& proto, int64_t count, std::vector<Out>& out, const std::string& what) {
   const std::string& raw = proto.raw_data();
-  if (static_cast<int64_t>(raw.size()) != count * static_cast<int64_t>(sizeof(T))) {
+  constexpr auto kBytes = static_cast<int64_t>(sizeof(T));
+  // The count is compared in elements first: a hostile shape's count (saturated at int64's
+  // maximum by shape_elements) times the element size would overflow (found by fuzz_onnx_import).
+  const auto held = static_cast<int64_t>(raw.size());
+  if (count > held / kBytes || held != count * kBytes) {
     return Status::invalid_argument(what + ": raw_data holds " + std::to_string(raw.size()) + " bytes, shape " +
-                                    shape_to_string(dims_of(proto)) + " needs " +
-                                    std::to_string(count * static_cast<int64_t>(sizeof(T))));
+                                    shape_to_string(dims_of(proto)) + " needs " + std::to_string(count) +
+                                    " elements of " + std::to_string(kBytes) + " bytes");
   }
   out.resize(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {

@@ -18,6 +18,7 @@
 #include "accel/device/emu/emu_program_check.h"
 #include "accel/graph/tensor.h"
 #include "accel/import/caffe/caffe_importer.h"
+#include "accel/import/onnx/onnx_importer.h"
 #include "server/kserve/decode_json.h"
 #include "tests/unit/server/kserve/kserve_codec_test_support.h"
 
@@ -45,6 +46,15 @@ TEST(FuzzRegressions, CaffeBlobWhoseShapeOverflowsIsRefused) {
   EXPECT_FALSE(parse_caffe_mean(bytes).is_ok());
   EXPECT_EQ(shape_elements({int64_t{1} << 60, 8}), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(shape_elements({int64_t{1} << 60, 0, 8}), 0);
+}
+
+// fuzz_onnx_import, raw-data-count-overflow: an initializer whose dims multiply past int64 (the
+// count saturates) and whose raw_data was checked as count * sizeof(float) (UBSan: signed
+// overflow in read_raw). The sizes are compared in elements now and the model is refused.
+TEST(FuzzRegressions, OnnxRawDataWhoseCountOverflowsIsRefused) {
+  const std::string input = crash_input("fuzz_onnx_import", "raw-data-count-overflow");
+  const auto graph = import_onnx(std::span(reinterpret_cast<const uint8_t*>(input.data()), input.size()));
+  EXPECT_FALSE(graph.is_ok());
 }
 
 // fuzz_kserve_json, number-out-of-range.json: a number past double's range ("1e30828") made
