@@ -195,8 +195,8 @@ TEST(EmuKernelsSelection, ScalarFirstAndTheDefaultIsAvailable) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryVersion, EmuKernelsTest, ::testing::ValuesIn(available_kernels()),
-                         [](const ::testing::TestParamInfo<const EmuKernels*>& info) {
-                           return std::string(info.param->name);
+                         [](const ::testing::TestParamInfo<const EmuKernels*>& version) {
+                           return std::string(version.param->name);
                          });
 
 }  // namespace

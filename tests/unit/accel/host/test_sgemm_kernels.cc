@@ -103,8 +103,8 @@ TEST(SgemmKernelsSelection, TheDefaultIsAVersionChecked) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryVersion, SgemmKernelsTest, ::testing::ValuesIn(every_version()),
-                         [](const ::testing::TestParamInfo<const SgemmKernels*>& info) {
-                           return std::string(info.param->name);
+                         [](const ::testing::TestParamInfo<const SgemmKernels*>& version) {
+                           return std::string(version.param->name);
                          });
 
 }  // namespace
