@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <ctime>
 #include <limits>
 #include <random>
 #include <string>
@@ -173,6 +175,39 @@ TEST_P(EmuKernelsTest, MaxRowAndAddRowMatchTheAbi) {
     kernels().add_row(in_place.data(), b.data(), n, multiplier_a, multiplier_b, shift, lo, hi, in_place.data());
     ASSERT_EQ(in_place, want) << "in place, n " << n;
   }
+}
+
+// Not a pass/fail criterion: prints each version's GEMM speed on a 3x3 conv's shape (32 channels
+// in and out, 28 x 28 pixels) in process CPU time, which a busy machine (or qemu) disturbs less
+// than wall time. The cross runs' logs then show NEON against scalar.
+TEST_P(EmuKernelsTest, ReportsGemmSpeedOnAConvShape) {
+  const uint32_t m = 32, k = 288, n = 784;
+  const std::vector<int8_t> weights = random_bytes(static_cast<size_t>(m) * k), col = random_bytes(k * n);
+  std::vector<int32_t> packed(packed_weight_words(m, k)), bias(m, 0), multiplier(m, 1 << 30), shift(m, 40);
+  pack_weights(weights.data(), m, k, packed.data());
+  std::vector<int8_t> out(static_cast<size_t>(m) * n);
+  const GemmArgs args{weights.data(),
+                      kernels().wants_packed ? packed.data() : nullptr,
+                      m,
+                      k,
+                      col.data(),
+                      n,
+                      n,
+                      RequantParams{bias.data(), multiplier.data(), shift.data(), -128, 127},
+                      out.data(),
+                      n};
+  // Runs for at least 0.3 CPU seconds (clock()'s resolution makes shorter spans meaningless).
+  const std::clock_t start = std::clock();
+  uint32_t reps = 0;
+  double seconds = 0;
+  while (seconds < 0.3) {
+    kernels().gemm(args);
+    ++reps;
+    seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
+  }
+  const double macs = static_cast<double>(m) * k * n * reps;
+  std::printf("%s GEMM %ux%ux%u: %.3f CPU s for %u runs, %.1f M MAC per CPU second\n", kernels().name, m, k, n, seconds,
+              reps, seconds > 0 ? macs / seconds / 1e6 : 0.0);
 }
 
 // The selection: scalar is always there and first; TESSERA_EMU_SCALAR aside, the default is the
