@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <ctime>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,6 +19,11 @@
 #include "kernels/kernel_abi.h"
 
 namespace tessera::emu {
+// gtest names a parameter by its value (and CTest's test names carry it): the version's name,
+// not its address, which would change from run to run. Outside the anonymous namespace, where
+// argument-dependent lookup finds it.
+void PrintTo(const EmuKernels* version, std::ostream* os) { *os << version->name; }
+
 namespace {
 
 class EmuKernelsTest : public ::testing::TestWithParam<const EmuKernels*> {

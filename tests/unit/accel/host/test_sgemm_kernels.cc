@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <ostream>
 #include <random>
 #include <string>
 #include <tuple>
@@ -15,6 +16,11 @@
 #include "accel/host/reference_gemm.h"
 
 namespace tessera::host {
+// gtest names a parameter by its value (and CTest's test names carry it): the version's name,
+// not its address, which would change from run to run. Outside the anonymous namespace, where
+// argument-dependent lookup finds it.
+void PrintTo(const SgemmKernels* version, std::ostream* os) { *os << version->name; }
+
 namespace {
 
 std::vector<const SgemmKernels*> every_version() {
