@@ -2,6 +2,7 @@
 #include "accel/host/reference_gemm.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "accel/graph/op_shapes.h"
 #include "accel/host/reference_ops.h"
@@ -39,8 +40,22 @@ float dot(const float* __restrict a, const float* __restrict b, int64_t k) {
 
 }  // namespace
 
+const SgemmKernels& portable_sgemm_kernels() {
+  static const SgemmKernels kernels{"portable", &dot, &axpy4, &axpy1};
+  return kernels;
+}
+
+const SgemmKernels& sgemm_kernels() {
+  static const SgemmKernels* selected = [] {
+    const SgemmKernels* neon = neon_sgemm_kernels();
+    if (neon != nullptr && std::getenv("TESSERA_HOST_PORTABLE") == nullptr) return neon;
+    return &portable_sgemm_kernels();
+  }();
+  return *selected;
+}
+
 void sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                      float* c, int64_t ldc) {
+                      float* c, int64_t ldc, const SgemmKernels& kernels) {
   for (int64_t j0 = 0; j0 < n; j0 += kNBlock) {
     const int64_t nb = std::min(kNBlock, n - j0);
     for (int64_t p0 = 0; p0 < k; p0 += kKBlock) {
@@ -51,20 +66,20 @@ void sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t l
         int64_t p = p0;
         for (; p + 4 <= pe; p += 4) {
           const float* bp = b + p * ldb + j0;
-          axpy4(nb, ai[p], ai[p + 1], ai[p + 2], ai[p + 3], bp, bp + ldb, bp + 2 * ldb, bp + 3 * ldb, ci);
+          kernels.axpy4(nb, ai[p], ai[p + 1], ai[p + 2], ai[p + 3], bp, bp + ldb, bp + 2 * ldb, bp + 3 * ldb, ci);
         }
-        for (; p < pe; ++p) axpy1(nb, ai[p], b + p * ldb + j0, ci);
+        for (; p < pe; ++p) kernels.axpy1(nb, ai[p], b + p * ldb + j0, ci);
       }
     }
   }
 }
 
 void sgemm_bt_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bt, int64_t ldbt,
-                         float* c, int64_t ldc) {
+                         float* c, int64_t ldc, const SgemmKernels& kernels) {
   for (int64_t i0 = 0; i0 < m; i0 += kDotRowsMax) {
     const int64_t ie = std::min(m, i0 + kDotRowsMax);
     for (int64_t j = 0; j < n; ++j) {
-      for (int64_t i = i0; i < ie; ++i) c[i * ldc + j] += dot(a + i * lda, bt + j * ldbt, k);
+      for (int64_t i = i0; i < ie; ++i) c[i * ldc + j] += kernels.dot(a + i * lda, bt + j * ldbt, k);
     }
   }
 }

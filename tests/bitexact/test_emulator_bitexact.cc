@@ -1,18 +1,21 @@
 // The emulator (accel/device/emu) against its reference twin, the HLS kernel compiled as C
 // simulation (kernels/tessera_accel.cpp): hundreds of random valid layers and a few small
 // networks, run by both on identical arenas, must leave byte-identical arenas. Every case runs
-// on the default emulator (AVX2 where the CPU has it, 2 threads) and on the portable loops
-// (the aarch64 path) with 3 threads. Seeded: set TESSERA_BITEXACT_SEED to replay a run.
+// on every version of the emulator's inner loops this build and CPU have (emu::available_kernels:
+// the portable loops with 3 threads; AVX2 on x86, NEON on ARM, with 2), so a cross build under
+// qemu checks NEON too. Seeded: set TESSERA_BITEXACT_SEED to replay a run.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <set>
 
 #include "accel/device/emu/emu_device.h"
+#include "accel/device/emu/emu_kernels.h"
 #include "accel/plan/model_plan.h"
 #include "kernels/tessera_accel.h"
 #include "random_programs.h"
@@ -66,31 +69,50 @@ std::string first_difference(const BitexactCase& c, const std::vector<int8_t>& w
          std::to_string(got[first]);
 }
 
+// One emulator per version of the inner loops (scalar first).
+std::vector<std::unique_ptr<EmuDevice>> every_kernel_version() {
+  std::vector<std::unique_ptr<EmuDevice>> devices;
+  for (const emu::EmuKernels* kernels : emu::available_kernels()) {
+    EmuDeviceOptions options;
+    options.threads = kernels == &emu::scalar_kernels() ? 3 : 2;
+    options.kernels = kernels;
+    devices.push_back(std::make_unique<EmuDevice>("zcu102", options));
+  }
+  return devices;
+}
+
 class BitexactTest : public ::testing::Test {
  protected:
-  // Checks `count` cases from `make` on both emulator configurations; returns how many passed.
+  // Checks `count` cases from `make` on every version of the emulator's inner loops.
   void check(uint64_t salt, BitexactCase (CaseGenerator::*make)(), int count) {
     const uint64_t seed = base_seed() ^ salt;
     SCOPED_TRACE("seed " + std::to_string(base_seed()));
     CaseGenerator generator(seed);
+    std::vector<int> passed(devices_.size(), 0);
     int failures = 0;
     for (int i = 0; i < count && failures < 5; ++i) {
       const BitexactCase c = (generator.*make)();
       const std::vector<int8_t> want = run_kernel(c);
-      for (EmuDevice* device : {&fast_, &portable_}) {
-        const std::vector<int8_t> got = run_emulator(*device, c);
-        if (got != want) {
+      for (size_t v = 0; v < devices_.size(); ++v) {
+        const std::vector<int8_t> got = run_emulator(*devices_[v], c);
+        if (got == want) {
+          ++passed[v];
+        } else {
           ++failures;
-          ADD_FAILURE() << "case " << i << " on " << device->info().name << ": " << first_difference(c, want, got)
+          ADD_FAILURE() << "case " << i << " on " << devices_[v]->info().name << ": " << first_difference(c, want, got)
                         << "\n"
                         << c.name;
         }
       }
     }
+    // Which versions were checked (the cross runs' logs show NEON's count).
+    for (size_t v = 0; v < devices_.size(); ++v) {
+      std::printf("%d of %d cases bit-exact on the %s\n", passed[v], count, devices_[v]->info().name.c_str());
+    }
   }
 
   EmuDevice fast_;
-  EmuDevice portable_{"zcu102", EmuDeviceOptions{3, true}};
+  std::vector<std::unique_ptr<EmuDevice>> devices_ = every_kernel_version();
 };
 
 TEST_F(BitexactTest, RandomConvLayers) { check(0x1, &CaseGenerator::conv_case, 400); }
@@ -178,7 +200,8 @@ TEST_F(BitexactTest, PlannedTilesNeverChangeTheResult) {
           tilings.insert(tiling);
           const std::string what = c.name + " planned for " + board_name + (naive ? " (naive)" : "");
           EXPECT_EQ(run_kernel(c), want) << what;
-          EXPECT_EQ(run_emulator(fast_, c), want) << what;
+          for (const auto& device : devices_)
+            EXPECT_EQ(run_emulator(*device, c), want) << what << " on " << device->info().name;
         }
       }
     }

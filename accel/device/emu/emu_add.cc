@@ -16,10 +16,7 @@ void run_add(const LayerRun& run) {
     const int8_t* a = image + d.in_offset + (d.in_channel_base + c) * plane;
     const int8_t* b = image + d.in2_offset + (d.in2_channel_base + c) * plane;
     int8_t* y = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * plane;
-    for (size_t i = 0; i < plane; ++i) {
-      y[i] =
-          static_cast<int8_t>(abi::requantize_add(a[i], b[i], multiplier_a, multiplier_b, shift, d.act_lo, d.act_hi));
-    }
+    run.kernels.add_row(a, b, static_cast<uint32_t>(plane), multiplier_a, multiplier_b, shift, d.act_lo, d.act_hi, y);
   });
 }
 

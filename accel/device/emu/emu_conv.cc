@@ -67,7 +67,7 @@ void run_fused_pool(const LayerRun& run, const ConvShape& s) {
   run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, [&](size_t t) {
     const uint32_t n = static_cast<uint32_t>(t / d.out_c), oc = static_cast<uint32_t>(t % d.out_c);
     int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + oc) * out_plane;
-    max_pool_plane(conv_output(run, s, n, oc), s.conv_h, s.conv_w, win, dst, d.out_h, d.out_w);
+    max_pool_plane(run.kernels, conv_output(run, s, n, oc), s.conv_h, s.conv_w, win, dst, d.out_h, d.out_w);
   });
 }
 

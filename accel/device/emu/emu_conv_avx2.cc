@@ -230,10 +230,22 @@ TESSERA_AVX2 void requantize_row_avx2(const int32_t* acc, uint32_t n, int32_t bi
   for (; j < n; ++j) out[j] = static_cast<int8_t>(abi::requantize(wrap_add(acc[j], bias), multiplier, shift, lo, hi));
 }
 
+// 32 bytes per step (vpmaxsb), the tail in scalar.
+TESSERA_AVX2 void max_row_avx2(int8_t* acc, const int8_t* x, uint32_t n) {
+  uint32_t j = 0;
+  for (; j + 32 <= n; j += 32) {
+    __m256i* a = reinterpret_cast<__m256i*>(acc + j);
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + j));
+    _mm256_storeu_si256(a, _mm256_max_epi8(_mm256_loadu_si256(a), v));
+  }
+  max_row_scalar(acc + j, x + j, n - j);
+}
+
 }  // namespace
 
 const EmuKernels* avx2_kernels() {
-  static const EmuKernels kernels{"AVX2", true, &gemm_avx2, &mac_row_avx2, &mac_taps_avx2, &requantize_row_avx2};
+  static const EmuKernels kernels{
+      "AVX2", true, &gemm_avx2, &mac_row_avx2, &mac_taps_avx2, &requantize_row_avx2, &max_row_avx2, &add_row_scalar};
   return __builtin_cpu_supports("avx2") ? &kernels : nullptr;
 }
 

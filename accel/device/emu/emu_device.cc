@@ -133,7 +133,9 @@ Status EmuProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
 EmuDevice::EmuDevice(std::string board, EmuDeviceOptions options)
     : board_(std::move(board)),
       pool_(std::make_shared<emu::EmuThreadPool>(options.threads)),
-      kernels_(options.portable ? emu::scalar_kernels() : emu::emu_kernels()) {
+      kernels_(options.kernels != nullptr ? *options.kernels
+               : options.portable         ? emu::scalar_kernels()
+                                          : emu::emu_kernels()) {
   if (options.faults.any()) {
     faults_ = std::make_shared<emu::EmuFaultState>();
     faults_->plan = options.faults;

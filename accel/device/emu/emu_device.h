@@ -1,6 +1,6 @@
 // EmuDevice: the bit-exact software accelerator, Tessera's default device without a board. It
 // executes the descriptors of kernels/kernel_abi.h with the kernel's integer arithmetic, as an
-// independent, CPU-shaped implementation (im2col + int8 GEMM, AVX2 where the CPU has it, a
+// independent, CPU-shaped implementation (im2col + int8 GEMM, AVX2 or NEON where the CPU has it, a
 // thread pool over images, rows and channels). The twin it is held bit-exact against is the
 // HLS kernel's C simulation (tests/bitexact). Fabric time is the planner's model carried by
 // the program (CompiledProgram::model, from the board profile the program was planned for).
@@ -68,8 +68,11 @@ class EmuProgram : public DeviceProgram {
 // How an EmuDevice computes (never what: every choice gives the same bytes).
 struct EmuDeviceOptions {
   unsigned threads = 0;        // 0: one per hardware thread
-  bool portable = false;       // use the portable loops even where AVX2 is available (tests, aarch64 parity)
+  bool portable = false;       // use the portable loops even where AVX2/NEON is available (tests)
   emu::EmuFaultPlan faults{};  // injected faults (tests of the daemon's recovery); none by default
+  // A given version of the inner loops (emu::available_kernels(); the tests run each one); null:
+  // `portable` decides between the scalar loops and emu::emu_kernels().
+  const emu::EmuKernels* kernels = nullptr;
 };
 
 class EmuDevice : public Device {

@@ -22,11 +22,20 @@ void pack_weights(const int8_t* weights, uint32_t m, uint32_t k, int32_t* packed
 
 const EmuKernels& emu_kernels() {
   static const EmuKernels* selected = [] {
-    const EmuKernels* avx2 = avx2_kernels();
-    if (avx2 != nullptr && std::getenv("TESSERA_EMU_SCALAR") == nullptr) return avx2;
+    if (std::getenv("TESSERA_EMU_SCALAR") != nullptr) return &scalar_kernels();
+    if (const EmuKernels* avx2 = avx2_kernels()) return avx2;
+    if (const EmuKernels* neon = neon_kernels()) return neon;
     return &scalar_kernels();
   }();
   return *selected;
+}
+
+std::vector<const EmuKernels*> available_kernels() {
+  std::vector<const EmuKernels*> all{&scalar_kernels()};
+  for (const EmuKernels* simd : {avx2_kernels(), neon_kernels()}) {
+    if (simd != nullptr) all.push_back(simd);
+  }
+  return all;
 }
 
 }  // namespace tessera::emu

@@ -1,12 +1,14 @@
 // The emulator's inner loops: an int8 GEMM with int32 accumulation fused with the ABI's
-// per-channel requantisation, and a requantise-a-row helper. Each has a portable version
-// (emu_kernels_scalar.cc, also the aarch64 path) and an AVX2 version (emu_conv_avx2.cc);
-// emu_kernels() picks one at run time. All versions give identical bytes: the arithmetic is
-// integer and the rounding is abi::requantize's.
+// per-channel requantisation, the direct conv's multiply-accumulate rows, a requantise-a-row
+// helper, and the pool's and add's element loops. Each has a portable version
+// (emu_kernels_scalar.cc), an AVX2 version (emu_conv_avx2.cc, x86) and a NEON version
+// (emu_kernels_neon.cc, aarch64 and 32-bit ARM); emu_kernels() picks one at run time. All
+// versions give identical bytes: the arithmetic is integer and the rounding is abi::requantize's.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace tessera::emu {
 
@@ -49,10 +51,11 @@ void pack_weights(const int8_t* weights, uint32_t m, uint32_t k, int32_t* packed
 
 // The selected implementation's entry points.
 struct EmuKernels {
-  const char* name;   // "AVX2" | "scalar"
+  const char* name;   // "AVX2" | "NEON" | "scalar"
   bool wants_packed;  // gemm reads GemmArgs::packed
   void (*gemm)(const GemmArgs& args);
-  // acc[j] += w * x[j] for j < n, modulo 2^32 (the direct conv path's stride-1 tap).
+  // acc[j] += w * x[j] for j < n, modulo 2^32 (the direct conv path's stride-1 tap, and the
+  // average pool's column sums with w = 1); w is an int8 weight (the SIMD versions use int16).
   void (*mac_row)(uint32_t* acc, const int8_t* x, int32_t w, uint32_t n);
   // acc[j] += sum over t < taps of w[t] * src[t][j], for j < n, modulo 2^32; taps <= kMaxTaps
   // (the direct path's stride-1 interior: all taps of one input channel, accumulators in registers).
@@ -60,13 +63,31 @@ struct EmuKernels {
   // out[j] = requantize(acc[j] + bias, multiplier, shift, lo, hi) for j < n (bias added in int32).
   void (*requantize_row)(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift, int32_t lo,
                          int32_t hi, int8_t* out);
+  // acc[j] = max(acc[j], x[j]) for j < n (the max pool's pass down a window's rows).
+  void (*max_row)(int8_t* acc, const int8_t* x, uint32_t n);
+  // y[j] = abi::requantize_add(a[j], b[j], multiplier_a, multiplier_b, shift, lo, hi) for j < n.
+  // y may be a or b (an in-place add): every element is read before it is written.
+  void (*add_row)(const int8_t* a, const int8_t* b, uint32_t n, int32_t multiplier_a, int32_t multiplier_b,
+                  int32_t shift, int32_t lo, int32_t hi, int8_t* y);
 };
 
 const EmuKernels& scalar_kernels();
-// Null where the AVX2 version is not compiled in (non-x86 builds).
+// Null where the AVX2 version is not compiled in (non-x86 builds) or the CPU lacks AVX2.
 const EmuKernels* avx2_kernels();
-// AVX2 when the CPU has it (and TESSERA_EMU_SCALAR is unset in the environment), else scalar.
+// Null where the NEON version is not compiled in (non-ARM builds) or the CPU lacks NEON (32-bit
+// ARM only: Debian's armhf baseline is VFPv3-D16 without NEON; aarch64 always has it).
+const EmuKernels* neon_kernels();
+// AVX2 or NEON when the CPU has it (and TESSERA_EMU_SCALAR is unset in the environment), else
+// scalar.
 const EmuKernels& emu_kernels();
+// Every version this build and this CPU can run, scalar first (the tests check each one).
+std::vector<const EmuKernels*> available_kernels();
+
+// The portable element loops the AVX2 and NEON versions fall back on (their tails, and AVX2's
+// add_row, where 64-bit lanes buy little).
+void max_row_scalar(int8_t* acc, const int8_t* x, uint32_t n);
+void add_row_scalar(const int8_t* a, const int8_t* b, uint32_t n, int32_t multiplier_a, int32_t multiplier_b,
+                    int32_t shift, int32_t lo, int32_t hi, int8_t* y);
 
 // Adds in int32 with two's-complement wrap, like the accelerator's int32 adder (no UB).
 inline int32_t wrap_add(int32_t a, int32_t b) {

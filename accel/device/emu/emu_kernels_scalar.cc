@@ -1,5 +1,5 @@
-// Portable inner loops (the aarch64 path, and x86 without AVX2): plain loops over fixed-size
-// blocks that the compiler vectorises (NEON/SSE) on its own.
+// Portable inner loops (CPUs without AVX2 or NEON, and TESSERA_EMU_SCALAR=1): plain loops over
+// fixed-size blocks that the compiler may vectorise (SSE2, or NEON on aarch64) on its own.
 #include <algorithm>
 
 #include "accel/device/emu/emu_kernels.h"
@@ -67,9 +67,21 @@ void gemm_scalar(const GemmArgs& g) {
 
 }  // namespace
 
+void max_row_scalar(int8_t* acc, const int8_t* x, uint32_t n) {
+  for (uint32_t j = 0; j < n; ++j) acc[j] = std::max(acc[j], x[j]);
+}
+
+void add_row_scalar(const int8_t* a, const int8_t* b, uint32_t n, int32_t multiplier_a, int32_t multiplier_b,
+                    int32_t shift, int32_t lo, int32_t hi, int8_t* y) {
+  for (uint32_t j = 0; j < n; ++j) {
+    y[j] = static_cast<int8_t>(abi::requantize_add(a[j], b[j], multiplier_a, multiplier_b, shift, lo, hi));
+  }
+}
+
 const EmuKernels& scalar_kernels() {
   static const EmuKernels kernels{
-      "scalar", false, &gemm_scalar, &mac_row_scalar, &mac_taps_scalar, &requantize_row_scalar};
+      "scalar",        false,          &gemm_scalar, &mac_row_scalar, &mac_taps_scalar, &requantize_row_scalar,
+      &max_row_scalar, &add_row_scalar};
   return kernels;
 }
 

@@ -45,8 +45,8 @@ struct PoolWindow {
 };
 // Max over each window's in-range positions of one channel plane (src in_h x in_w, dst
 // out_h x out_w); shared by the fused pool of kOpConv and kOpPool max.
-void max_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst, uint32_t out_h,
-                    uint32_t out_w);
+void max_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win,
+                    int8_t* dst, uint32_t out_h, uint32_t out_w);
 
 // Splits [0, count) into about `parts` contiguous chunks; chunk i is [begin, end).
 struct Chunks {

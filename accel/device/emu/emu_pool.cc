@@ -17,41 +17,41 @@ Span clip(uint32_t index, uint32_t stride, uint32_t pad, uint32_t window, uint32
   return {std::max(start, 0), std::min(start + static_cast<int32_t>(window), static_cast<int32_t>(size))};
 }
 
-// Average pool of one plane: window sums (int32), requantised with the layer's {M, S}.
-void average_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst,
-                        uint32_t out_h, uint32_t out_w, int32_t multiplier, int32_t shift, int32_t lo, int32_t hi) {
-  thread_local std::vector<int32_t> column_sum;
+// Average pool of one plane: window sums (int32), requantised with the layer's {M, S}. The sums
+// down a window's rows are the kernels' mac_row with weight 1 (modulo 2^32, the same int32 sums:
+// a window of int8 values cannot overflow).
+void average_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t in_h, uint32_t in_w,
+                        const PoolWindow& win, int8_t* dst, uint32_t out_h, uint32_t out_w, const RequantParams& q) {
+  thread_local std::vector<uint32_t> column_sum;
   column_sum.resize(in_w);
   for (uint32_t oy = 0; oy < out_h; ++oy) {
     const Span rows = clip(oy, win.stride_h, win.pad_top, win.h, in_h);
-    std::fill(column_sum.begin(), column_sum.end(), 0);
+    std::fill(column_sum.begin(), column_sum.end(), 0u);
     for (int32_t y = rows.begin; y < rows.end; ++y) {
-      const int8_t* row = src + static_cast<size_t>(y) * in_w;
-      for (uint32_t x = 0; x < in_w; ++x) column_sum[x] += row[x];
+      kernels.mac_row(column_sum.data(), src + static_cast<size_t>(y) * in_w, 1, in_w);
     }
     for (uint32_t ox = 0; ox < out_w; ++ox) {
       const Span cols = clip(ox, win.stride_w, win.pad_left, win.w, in_w);
-      int32_t sum = 0;
+      uint32_t sum = 0;
       for (int32_t x = cols.begin; x < cols.end; ++x) sum += column_sum[x];
-      dst[static_cast<size_t>(oy) * out_w + ox] = static_cast<int8_t>(abi::requantize(sum, multiplier, shift, lo, hi));
+      dst[static_cast<size_t>(oy) * out_w + ox] =
+          static_cast<int8_t>(abi::requantize(static_cast<int32_t>(sum), q.multiplier[0], q.shift[0], q.lo, q.hi));
     }
   }
 }
 
 }  // namespace
 
-void max_pool_plane(const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win, int8_t* dst, uint32_t out_h,
-                    uint32_t out_w) {
+void max_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win,
+                    int8_t* dst, uint32_t out_h, uint32_t out_w) {
   thread_local std::vector<int8_t> column_max;
   column_max.resize(in_w);
   for (uint32_t oy = 0; oy < out_h; ++oy) {
     int8_t* out = dst + static_cast<size_t>(oy) * out_w;
     const Span rows = clip(oy, win.stride_h, win.pad_top, win.h, in_h);
     std::fill(column_max.begin(), column_max.end(), INT8_MIN);
-    for (int32_t y = rows.begin; y < rows.end; ++y) {
-      const int8_t* row = src + static_cast<size_t>(y) * in_w;
-      for (uint32_t x = 0; x < in_w; ++x) column_max[x] = std::max(column_max[x], row[x]);
-    }
+    for (int32_t y = rows.begin; y < rows.end; ++y)
+      kernels.max_row(column_max.data(), src + static_cast<size_t>(y) * in_w, in_w);
     for (uint32_t ox = 0; ox < out_w; ++ox) {
       const Span cols = clip(ox, win.stride_w, win.pad_left, win.w, in_w);
       int8_t best = INT8_MIN;
@@ -72,9 +72,10 @@ void run_pool(const LayerRun& run) {
     const int8_t* src = run.arena + n * run.image_bytes + d.in_offset + (d.in_channel_base + c) * in_plane;
     int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * out_plane;
     if (d.pool_kind == abi::kPoolMax) {
-      max_pool_plane(src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w);
+      max_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w);
     } else {
-      average_pool_plane(src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w, q[0], q[1], d.act_lo, d.act_hi);
+      const RequantParams requant{nullptr, &q[0], &q[1], d.act_lo, d.act_hi};
+      average_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w, requant);
     }
   });
 }
