@@ -54,8 +54,25 @@ std::string check_quant(const LayerDesc& d, const CompiledProgram& p) {
   return {};
 }
 
+// The window arithmetic (output index * stride - pad, + window) runs in int32 in the emulator's
+// loops: a hostile descriptor's strides and pads must keep it there (a pool stride near 2^31
+// overflowed it: fuzz_emu_program, UBSan). Each factor is below 2^32, so the sum fits uint64.
+bool windows_fit(uint64_t outputs, uint64_t stride, uint64_t pad, uint64_t window) {
+  return outputs == 0 || (outputs - 1) * stride + pad + window <= uint64_t{INT32_MAX};
+}
+
+bool window_arithmetic_fits(const LayerDesc& d) {
+  const uint64_t kernel_h = (uint64_t{d.kernel_h} - (d.kernel_h > 0)) * d.dilation_h + 1;
+  const uint64_t kernel_w = (uint64_t{d.kernel_w} - (d.kernel_w > 0)) * d.dilation_w + 1;
+  return windows_fit(d.conv_h, d.stride_h, d.pad_top, kernel_h) &&
+         windows_fit(d.conv_w, d.stride_w, d.pad_left, kernel_w) &&
+         windows_fit(d.out_h, d.pool_stride_h, d.pool_pad_top, d.pool_h) &&
+         windows_fit(d.out_w, d.pool_stride_w, d.pool_pad_left, d.pool_w);
+}
+
 std::string check_layer(const LayerDesc& d, const CompiledProgram& p) {
   if (!abi::layer_fits(d)) return "descriptor exceeds the accelerator's synthesised limits (abi::layer_fits)";
+  if (!window_arithmetic_fits(d)) return "strides, pads and windows reach past int32 (no real layer is that large)";
   std::string reason = check_tensors(d, p.header.arena_image_bytes);
   if (!reason.empty()) return reason;
   if (d.op == abi::kOpConv) {

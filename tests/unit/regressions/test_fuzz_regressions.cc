@@ -82,6 +82,40 @@ TEST(FuzzRegressions, EmuRunsAnEmptyProgramWithoutTouchingMemory) {
   EXPECT_TRUE(loaded.value()->run(none, 1, none, std::chrono::milliseconds(1000)).is_ok());
 }
 
+// fuzz_emu_program, pool-stride-overflow: a pool layer of one-row tiles (so abi::layer_fits's
+// tile window stays small) with a stride near 2^31: the emulator's window start, output index *
+// stride - pad, overflowed int32 (UBSan). The validator refuses such strides, pads and windows now.
+TEST(FuzzRegressions, PoolWhoseWindowArithmeticOverflowsIsRefused) {
+  abi::LayerDesc pool{};
+  pool.op = abi::kOpPool;
+  pool.pool_kind = abi::kPoolMax;
+  pool.in_c = pool.out_c = 1;
+  pool.in_channels_total = pool.out_channels_total = 1;
+  pool.in_h = pool.in_w = 4;
+  pool.out_h = 2;
+  pool.out_w = 1;
+  pool.pool_h = pool.pool_w = 2;
+  pool.pool_stride_h = (1u << 31) - 1;
+  pool.pool_stride_w = 1;
+  pool.tile_m = pool.tile_r = pool.tile_c = pool.tile_n = 1;
+  pool.act_lo = -128;
+  pool.act_hi = 127;
+  ASSERT_TRUE(abi::layer_fits(pool)) << "the limits alone let it through; the window check must refuse it";
+
+  CompiledProgram program;
+  program.header.magic = abi::kProgramMagic;
+  program.header.version = abi::kAbiVersion;
+  program.header.layer_count = 1;
+  program.header.arena_image_bytes = 4096;
+  program.layers.push_back(pool);
+  const Status status = emu::check_program(program);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
+  EXPECT_NE(status.message().find("int32"), std::string::npos) << status.to_string();
+  pool.pool_stride_h = 2;
+  program.layers[0] = pool;
+  EXPECT_TRUE(emu::check_program(program).is_ok()) << "the same layer with a real stride is accepted";
+}
+
 // fuzz_emu_program, conv-zero-out-channels: a grouped conv with out_c = 0 made abi::layer_fits
 // divide by its zero channels per group (UBSan: division by zero). A layer without channels is
 // refused now, by the emulator and the kernel alike.
