@@ -26,7 +26,8 @@ TEST(Devices, XrtWithoutABoardFailsAtStartWithAClearMessage) {
   TesseradProcess daemon({"--device", "xrt"});
   EXPECT_FALSE(daemon.ok());
   EXPECT_NE(daemon.error().find("--device xrt"), std::string::npos) << daemon.error();
-  EXPECT_NE(daemon.error().find("no Xilinx device found"), std::string::npos) << daemon.error();
+  const char* answer = TESSERA_BUILT_WITH_XRT ? "no Xilinx device found" : "this binary was built without XRT";
+  EXPECT_NE(daemon.error().find(answer), std::string::npos) << daemon.error();
   EXPECT_NE(daemon.error().find("exited with status 1"), std::string::npos) << daemon.error();
 }
 
