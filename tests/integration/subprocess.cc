@@ -6,6 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <fstream>
@@ -26,7 +29,8 @@ int remaining_ms(Clock::time_point deadline) {
 
 }  // namespace
 
-ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file) {
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file)
+    : stderr_file_(stderr_file) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return;
   int err_fd = -1;
@@ -62,11 +66,32 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::file
 }
 
 ChildProcess::~ChildProcess() {
-  if (pid_ > 0 && !exit_status_) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+  stop_for_good();
   if (stdout_fd_ >= 0) close(stdout_fd_);
+  if (stderr_file_.empty() || !sanitizer_build()) return;
+  if (const std::string report = sanitizer_report(read_text_file(stderr_file_)); !report.empty()) {
+    ADD_FAILURE() << "child process " << pid_ << " wrote a sanitizer report:\n" << report;
+  }
+}
+
+void ChildProcess::stop_for_good() {
+  if (pid_ <= 0 || exit_status_) return;
+  // A sanitized child checks for leaks when it exits, not when it is killed: ask it to stop first.
+  // The pipe may be full of unread output the child blocks on, so it is drained while waiting.
+  if (sanitizer_build()) {
+    kill(pid_, SIGTERM);
+    const auto deadline = Clock::now() + milliseconds(10000);
+    while (!wait(milliseconds(50)) && Clock::now() < deadline) {
+      pollfd p{stdout_fd_, POLLIN, 0};
+      char buf[4096];
+      if (stdout_fd_ >= 0 && poll(&p, 1, 0) > 0 && read(stdout_fd_, buf, sizeof buf) <= 0) {
+        close(std::exchange(stdout_fd_, -1));
+      }
+    }
+    if (exit_status_) return;
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
 }
 
 std::optional<std::string> ChildProcess::read_line(milliseconds timeout) {
@@ -140,6 +165,32 @@ ProcessOutput run_process(const std::vector<std::string>& argv, milliseconds tim
   std::error_code ec;
   std::filesystem::remove(err_file, ec);
   return result;
+}
+
+bool sanitizer_build() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  return true;
+#else
+  return false;
+#endif
+#else
+  return false;
+#endif
+}
+
+std::string sanitizer_report(const std::string& stderr_text) {
+  // Every sanitizer report names its tool in its first line ("==123==ERROR: AddressSanitizer:",
+  // "WARNING: ThreadSanitizer:", "ERROR: LeakSanitizer:"); UBSan's starts "file:line:col: runtime error:".
+  size_t first = std::string::npos;
+  for (const char* marker : {"Sanitizer:", ": runtime error: "}) first = std::min(first, stderr_text.find(marker));
+  if (first == std::string::npos) return {};
+  const size_t line_start = stderr_text.rfind('\n', first);
+  const size_t begin = line_start == std::string::npos ? 0 : line_start + 1;
+  constexpr size_t kReportBytes = 6000;
+  return stderr_text.substr(begin, kReportBytes);
 }
 
 std::string read_text_file(const std::filesystem::path& path) {

@@ -18,7 +18,9 @@ class ChildProcess {
   // Starts argv[0] with its stdout on a pipe we read and its stderr appended to `stderr_file`
   // (inherited when empty). The child is SIGKILLed if this process dies.
   ChildProcess(const std::vector<std::string>& argv, const std::filesystem::path& stderr_file = {});
-  ~ChildProcess();  // SIGKILL + reap when still running
+  // SIGKILL + reap when still running; in a sanitizer build SIGTERM first, so the child's exit-time
+  // checks (LeakSanitizer) run. A sanitizer report in `stderr_file` then fails the current test.
+  ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
@@ -35,7 +37,10 @@ class ChildProcess {
   std::optional<int> wait(milliseconds timeout);
 
  private:
+  void stop_for_good();
+
   pid_t pid_ = -1;
+  std::filesystem::path stderr_file_;
   int stdout_fd_ = -1;
   std::string pending_;  // read but not yet returned
   std::optional<int> exit_status_;
@@ -49,6 +54,13 @@ struct ProcessOutput {
 
 // Runs a command to completion (killed after `timeout`), capturing stdout and stderr.
 ProcessOutput run_process(const std::vector<std::string>& argv, milliseconds timeout);
+
+// True when this binary (and so the tesserad and tessera next to it) is built with a sanitizer.
+bool sanitizer_build();
+
+// The report in a child's stderr ("AddressSanitizer", "ThreadSanitizer", UBSan's "runtime error",
+// ...): from its first line, a few KiB; "" when there is none.
+std::string sanitizer_report(const std::string& stderr_text);
 
 // Reads a whole file ("" when missing).
 std::string read_text_file(const std::filesystem::path& path);

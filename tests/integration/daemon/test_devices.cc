@@ -26,7 +26,8 @@ TEST(Devices, XrtWithoutABoardFailsAtStartWithAClearMessage) {
   TesseradProcess daemon({"--device", "xrt"});
   EXPECT_FALSE(daemon.ok());
   EXPECT_NE(daemon.error().find("--device xrt"), std::string::npos) << daemon.error();
-  EXPECT_NE(daemon.error().find("no Xilinx device found"), std::string::npos) << daemon.error();
+  const char* answer = TESSERA_BUILT_WITH_XRT ? "no Xilinx device found" : "this binary was built without XRT";
+  EXPECT_NE(daemon.error().find(answer), std::string::npos) << daemon.error();
   EXPECT_NE(daemon.error().find("exited with status 1"), std::string::npos) << daemon.error();
 }
 
@@ -35,7 +36,9 @@ TEST(Devices, AutoFallsBackToTheEmulatorAndSaysSo) {
   TesseradProcess daemon;
   ASSERT_TRUE(daemon.ok()) << daemon.error();
   const std::string log = daemon.log();
-  EXPECT_NE(log.find("device auto: no Xilinx device found, using the emulator"), std::string::npos) << log;
+  const char* fallback = TESSERA_BUILT_WITH_XRT ? "device auto: no Xilinx device found, using the emulator"
+                                                : "device auto: built without XRT, using the emulator";
+  EXPECT_NE(log.find(fallback), std::string::npos) << log;
   EXPECT_NE(log.find("int8: 3 fabric layers"), std::string::npos) << log;
 
   auto stub = daemon.stub();
