@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of tests/fuzz in build-asan/, the ASan + UBSan tree of
-# tools/sanitize.sh (clang-14, -O1; -DTESSERA_FUZZ=ON adds coverage), writes their seed corpora
-# (tools/make_fuzz_corpus.py) and runs each target for --time seconds (default 10), one after the
-# other under `nice`. Prints per target the executions and whether it crashed; crash inputs land
-# in build-asan/fuzz-crashes/<target>/. Exits non-zero when any target crashed (or a sanitizer reported).
+# Builds the libFuzzer targets of tests/fuzz in build-fuzz/ (clang-14, -DTESSERA_FUZZ=ON: ASan +
+# UBSan + coverage), writes their seed corpora (tools/make_fuzz_corpus.py) and runs each target
+# for --time seconds (default 10), one after the other under `nice`. Prints per target the
+# executions and whether it crashed; crash inputs land in build-fuzz/fuzz-crashes/<target>/.
+# Exits non-zero when any target crashed (or a sanitizer reported).
 #
 #   tools/fuzz.sh [--time SECONDS] [--build-only] [TARGET...]    (default: every target)
 set -euo pipefail
@@ -25,10 +25,16 @@ all_targets=(fuzz_image_decode fuzz_multipart fuzz_url_query fuzz_http_routes fu
              fuzz_onnx_import fuzz_caffe_import fuzz_model_toml fuzz_daemon_config fuzz_emu_program)
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 
-# One clang sanitizer tree for the sanitizer suite and the fuzz targets: CI builds the instrumented
-# libraries once. TESSERA_FUZZ_BUILD_DIR (or TESSERA_ASAN_BUILD_DIR) picks another tree.
-build=${TESSERA_FUZZ_BUILD_DIR:-${TESSERA_ASAN_BUILD_DIR:-$root/build-asan}}
-TESSERA_ASAN_BUILD_DIR=$build tools/sanitize.sh asan --configure-only
+# Its own tree, not tools/sanitize.sh's build-asan/: coverage instrumentation (fuzzer-no-link) in
+# every library slowed the instrumented daemon of the ASan suite to 36-54 s per model load
+# (issue 15's sanitizer run), so the two trees stay apart.
+build=${TESSERA_FUZZ_BUILD_DIR:-$root/build-fuzz}
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
+    -DTESSERA_BUILD_TESTS=OFF -DTESSERA_XRT=OFF "${launcher[@]}" >/dev/null
+fi
 cmake --build "$build" --parallel "${TESSERA_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}"
 [ "$build_only" -eq 1 ] && exit 0
 

@@ -3,9 +3,9 @@
 # only (cheap to build, stacks still name file:line), only the targets its suite runs.
 #
 #   tools/sanitize.sh asan [CTEST ARGS...]   build-asan/: ASan + UBSan (TESSERA_SANITIZE=address,undefined);
-#                                            the unit, bit-exact, integration and fleet tests. The same
-#                                            tree holds the libFuzzer targets (tools/fuzz.sh), so CI
-#                                            builds one ASan tree, not two.
+#                                            the unit, bit-exact, integration and fleet tests. The
+#                                            libFuzzer targets keep their own tree (tools/fuzz.sh):
+#                                            their coverage instrumentation slows these tests.
 #   tools/sanitize.sh tsan [CTEST ARGS...]   build-tsan/: TSan; the server's concurrency tests only
 #                                            (batcher, streams, drain, telemetry, fleet; the regex below).
 #   tools/sanitize.sh asan|tsan --build-only | --configure-only
@@ -31,8 +31,8 @@ case "$kind" in
   asan)
     sanitize=address,undefined
     build=${TESSERA_ASAN_BUILD_DIR:-$root/build-asan}
-    configure=(-DTESSERA_FUZZ=ON)
-    targets=("${common_targets[@]}" emulator_bitexact_tests fuzz_targets)
+    configure=()
+    targets=("${common_targets[@]}" emulator_bitexact_tests)
     # deploy_* are Python checks of deploy/; the label also holds fleet_tests (the Prometheus fleet).
     selection=(-L 'unit|integration|deploy' -E "^deploy_|$left_out")
     ;;
