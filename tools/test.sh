@@ -4,27 +4,28 @@
 # `cross`). Exits non-zero on any failure. TESSERA_BUILD_DIR picks another build tree (default
 # build/). Arguments go to the x86_64 ctest and leave the cross part out (a chosen selection).
 #
-# TESSERA_TEST_CROSS: the architectures to cross-build and test, default "none" for now (below);
-# "aarch64" (ZynqMP), "aarch64 armhf" adds Zynq-7000; "none" leaves them out, and the run says so. A cross part that
+# TESSERA_TEST_CROSS: the architectures to cross-build and test, default "aarch64" (ZynqMP);
+# "aarch64 armhf" adds Zynq-7000; "none" leaves them out, and the run says so. A cross part that
 # cannot run (qemu-user, the cross compiler or the :arm64 libraries missing and not installable)
 # fails: tools/cross.sh installs them or exits non-zero, and every `cross` test requires
 # tests/cross/check_environment.py, which fails with the reason.
 #
-# Cost, 2-core Debian 12 (CI's kind): x86_64 ~15 min cold build + ~5 min tests. aarch64, measured
-# 2026-11-25 on the shared development machine (load average 7-12 from other builds, so these are
-# upper bounds): the cross build ~24 min wall from a stale tree with ccache (61% hits; it also
-# rebuilt 87 steps of the x86_64 client), and `ctest -L cross` 42 min wall, of which 30 min is the
-# int8 accuracy test's timeout (10,000 images fp32 + int8 under qemu, starved to ~35% of a core),
-# 5.3 min BitexactTest.PlannedTilesNeverChangeTheResult, 9 min the 331 unit/bit-exact tests, ~1 min
-# each the daemon and install-tree tests. Run alone, the accuracy test passed in 24 min wall,
-# 14.7 min CPU: it is most of the qemu time (trim its fp32 pass first if CI is short). Not yet
-# measured on an idle machine. Estimate for CI: aarch64 ~15 min build + ~25 min tests, so
-# x86_64 + aarch64 ~60 min of the 90. armhf costs about
-# as much again, so it is not in the default run: give it its own CI job (TESSERA_TEST_CROSS=armhf).
+# Cost on a 2-core Debian 12 (CI's kind), each part printed with its wall time at the end of a run:
+# x86_64 ~15 min cold build + ~12 min tests. aarch64, measured 2026-11-25 on the shared development
+# machine (load 5-9 from other work, so upper bounds): `ctest -L cross -j2` 7.4 min wall, 7.4
+# CPU-min, 359 tests, of which the int8 accuracy test (10,000 images under qemu, NEON emulator)
+# 4.4 min; its cross build from cold (no ccache) in the note of issue 13. armhf costs about as much
+# again: not in the default run (TESSERA_TEST_CROSS="aarch64 armhf" adds it). Not in the default
+# run yet (issue 15): tools/sanitize.sh asan|tsan (the ASan suite alone took ~27 CPU-min to run)
+# and the fuzz smoke run (`ctest -L fuzz`, a third, clang tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
 tools/setup.sh
+parts=("setup (packages) took $((SECONDS - start)) s")
+start=$SECONDS
 TESSERA_WERROR=ON tools/build.sh
+parts+=("x86_64 build took $((SECONDS - start)) s")
 # Left out, each with its own label to run by hand: "tidy" (clang-tidy over the whole tree, ~33
 # CPU-minutes; the default run has style.clang_tidy_changed, the units that include a file changed
 # since tests/style/tidy-clean-at) and "fuzz" (tools/fuzz.sh builds a second, clang + sanitizer
@@ -32,26 +33,33 @@ TESSERA_WERROR=ON tools/build.sh
 run_cross=1
 if [ $# -eq 0 ]; then set -- -LE 'tidy|fuzz'; else run_cross=0; fi
 status=0
-(cd "${TESSERA_BUILD_DIR:-build}" && ctest --output-on-failure --timeout 1800 "$@") || status=1
+start=$SECONDS
+if (cd "${TESSERA_BUILD_DIR:-build}" && ctest --output-on-failure --timeout 1800 "$@"); then
+  parts+=("x86_64 tests passed in $((SECONDS - start)) s")
+else
+  parts+=("x86_64 tests FAILED after $((SECONDS - start)) s")
+  status=1
+fi
+report() {
+  printf 'test: %s\n' "${parts[@]}" "$@"
+  exit "$status"
+}
 
 if [ "$run_cross" -eq 0 ]; then
-  echo "test: cross builds not run (a ctest selection was given)"
-  exit "$status"
+  report "cross builds not run (a ctest selection was given)"
 fi
-# The default stays "none" until the aarch64 qemu suite has passed whole on an idle 2-core machine
-# inside CI's budget (not yet: its int8 accuracy test timed out CPU-starved; issue 13).
-arches=${TESSERA_TEST_CROSS:-none}
+arches=${TESSERA_TEST_CROSS:-aarch64}
 if [ "$arches" = none ]; then
-  echo "test: cross builds not run (TESSERA_TEST_CROSS=none)"
-  exit "$status"
+  report "cross builds not run (TESSERA_TEST_CROSS=none)"
 fi
 for arch in $arches; do
   start=$SECONDS
-  if tools/cross.sh "$arch"; then
-    echo "test: $arch cross build and qemu tests passed in $((SECONDS - start)) s"
+  # Two at a time: the qemu tests are single-threaded and none of them measures speed.
+  if tools/cross.sh "$arch" -j2; then
+    parts+=("$arch cross build and qemu tests passed in $((SECONDS - start)) s")
   else
-    echo "test: $arch cross build or its qemu tests FAILED after $((SECONDS - start)) s" >&2
+    parts+=("$arch cross build or its qemu tests FAILED after $((SECONDS - start)) s")
     status=1
   fi
 done
-exit "$status"
+report
