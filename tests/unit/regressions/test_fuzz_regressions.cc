@@ -33,6 +33,17 @@ std::string crash_input(const std::string& target, const std::string& name) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// A program of one layer in a 4 KiB arena, for the descriptor checks.
+CompiledProgram one_layer_program(const abi::LayerDesc& layer) {
+  CompiledProgram program;
+  program.header.magic = abi::kProgramMagic;
+  program.header.version = abi::kAbiVersion;
+  program.header.layer_count = 1;
+  program.header.arena_image_bytes = 4096;
+  program.layers.push_back(layer);
+  return program;
+}
+
 // fuzz_caffe_import, blob-shape-overflow: a caffemodel blob whose dims multiply past int64
 // (UBSan: signed overflow in shape_elements). The count saturates now and the blob is refused.
 TEST(FuzzRegressions, CaffeBlobWhoseShapeOverflowsIsRefused) {
@@ -102,12 +113,7 @@ TEST(FuzzRegressions, PoolWhoseWindowArithmeticOverflowsIsRefused) {
   pool.act_hi = 127;
   ASSERT_TRUE(abi::layer_fits(pool)) << "the limits alone let it through; the window check must refuse it";
 
-  CompiledProgram program;
-  program.header.magic = abi::kProgramMagic;
-  program.header.version = abi::kAbiVersion;
-  program.header.layer_count = 1;
-  program.header.arena_image_bytes = 4096;
-  program.layers.push_back(pool);
+  CompiledProgram program = one_layer_program(pool);
   const Status status = emu::check_program(program);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
   EXPECT_NE(status.message().find("int32"), std::string::npos) << status.to_string();
@@ -131,12 +137,7 @@ TEST(FuzzRegressions, LayerWithoutChannelsIsRefused) {
   conv.act_hi = 127;
   EXPECT_FALSE(abi::layer_fits(conv));
 
-  CompiledProgram program;
-  program.header.magic = abi::kProgramMagic;
-  program.header.version = abi::kAbiVersion;
-  program.header.layer_count = 1;
-  program.header.arena_image_bytes = 4096;
-  program.layers.push_back(conv);
+  const CompiledProgram program = one_layer_program(conv);
   const Status status = emu::check_program(program);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
 }
