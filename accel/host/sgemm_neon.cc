@@ -1,10 +1,9 @@
 // NEON versions of the float GEMMs' innermost loops (reference_gemm.h), for the boards' ARM
 // cores, where the host stage runs the fully-connected layers (NEURAghe ran them on the A9's
 // NEON). Debian's armhf baseline (VFPv3-D16) has no NEON, so there the portable loops compile to
-// scalar VFP code; these are offered only when the kernel reports HWCAP_NEON, and only the
-// functions marked TESSERA_NEON carry NEON code (target attribute, no file-wide -mfpu=neon: no
-// NEON copy of a shared inline function can reach a CPU without it). On aarch64 the compiler
-// already vectorises the portable loops; these keep the same shape there.
+// scalar VFP code (what the TESSERA_NEON mark means and when these loops are offered:
+// accel/common/arm_neon_support.h). On aarch64 the compiler already vectorises the portable
+// loops; these keep the same shape there.
 //
 // Four accumulators of four lanes hide the multiply-add latency. The sums come out in another
 // order than the portable loops' (and 32-bit NEON flushes denormals to zero), so results agree
@@ -13,18 +12,7 @@
 
 #if defined(__aarch64__) || defined(__arm__)
 
-#include <arm_neon.h>
-
-#if defined(__arm__)
-#include <asm/hwcap.h>
-#include <sys/auxv.h>
-#endif
-
-#if defined(__aarch64__)
-#define TESSERA_NEON
-#else
-#define TESSERA_NEON __attribute__((target("fpu=neon")))
-#endif
+#include "accel/common/arm_neon_support.h"
 
 namespace tessera::host {
 namespace {
@@ -80,14 +68,6 @@ TESSERA_NEON void axpy1_neon(int64_t n, float a0, const float* b0, float* c) {
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) vst1q_f32(c + j, multiply_add_n(vld1q_f32(c + j), vld1q_f32(b0 + j), a0));
   for (; j < n; ++j) c[j] += a0 * b0[j];
-}
-
-bool cpu_has_neon() {
-#if defined(__aarch64__)
-  return true;
-#else
-  return (getauxval(AT_HWCAP) & HWCAP_NEON) != 0;
-#endif
 }
 
 }  // namespace

@@ -1,11 +1,5 @@
-// NEON (Advanced SIMD) inner loops, for the boards' ARM cores: aarch64 (ZynqMP's Cortex-A53,
-// where Advanced SIMD is part of the architecture) and 32-bit ARM (Zynq-7000's Cortex-A9, which
-// has NEON, though Debian's armhf baseline, VFPv3-D16, does not promise it).
-//
-// On 32-bit ARM only the functions marked TESSERA_NEON carry NEON (the target attribute, no
-// file-wide -mfpu=neon): shared inline functions this file instantiates (abi::requantize, the
-// standard library's) stay baseline code, so the linker can never pick a NEON copy of them for a
-// CPU without NEON. neon_kernels() offers these loops only when the kernel reports HWCAP_NEON.
+// NEON (Advanced SIMD) inner loops of the emulator, for the boards' ARM cores (what the
+// TESSERA_NEON mark means and when the loops are offered: accel/common/arm_neon_support.h).
 //
 // GEMM: a panel of 16 im2col columns is widened once per k to int16, and every channel's int8
 // weight multiplies it with vmlal (int16 x int16 -> int32 lanes): exact, |w * x| <= 2^14, and
@@ -17,22 +11,10 @@
 
 #if defined(__aarch64__) || defined(__arm__)
 
-#include <arm_neon.h>
-
 #include <cstring>
 
-#if defined(__arm__)
-#include <asm/hwcap.h>
-#include <sys/auxv.h>
-#endif
-
+#include "accel/common/arm_neon_support.h"
 #include "kernels/kernel_abi.h"
-
-#if defined(__aarch64__)
-#define TESSERA_NEON
-#else
-#define TESSERA_NEON __attribute__((target("fpu=neon")))
-#endif
 
 namespace tessera::emu {
 namespace {
@@ -232,14 +214,6 @@ TESSERA_NEON void add_row_neon(const int8_t* a, const int8_t* b, uint32_t n, int
     vst1_s8(y + j, narrow8(out[0], out[1]));
   }
   add_row_scalar(a + j, b + j, n - j, multiplier_a, multiplier_b, shift, lo, hi, y + j);
-}
-
-bool cpu_has_neon() {
-#if defined(__aarch64__)
-  return true;
-#else
-  return (getauxval(AT_HWCAP) & HWCAP_NEON) != 0;
-#endif
 }
 
 }  // namespace
