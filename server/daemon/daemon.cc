@@ -248,7 +248,10 @@ void Daemon::stop() {
     if (stats_) stats_->set_ready(false);
     if (grpc_) grpc_->set_serving(false);
   }
-  if (telemetry_) telemetry_->in_flight().start_draining();  // watch streams end at their next tick
+  if (telemetry_) {
+    telemetry_->in_flight().start_draining();
+    telemetry_->end_watch_streams();  // now, not at their next tick
+  }
   if (http_) http_->stop_accepting();
   if (classifier_) classifier_->in_flight().start_draining();
   if (kserve_) kserve_->in_flight().start_draining();

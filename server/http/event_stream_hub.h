@@ -1,5 +1,5 @@
-// The open event streams of the HTTP side, so shutdown can end them at once instead of at their
-// next tick: each stream registers the wake function its session gave it.
+// Open streams (the HTTP side's server-sent events, gRPC telemetry watches), so shutdown can end
+// them at once instead of at their next tick: each stream registers a wake function.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
 
 #include "server/auth/grpc_auth.h"
 
@@ -24,38 +26,67 @@ void latency_to_proto(const telemetry::StageLatency& l, v1::StageLatency& out) {
   out.set_count(l.count);
 }
 
+// The alarm that paces one watch stream. Shared with the drain's wake function, which may run
+// after the stream ended: stop() then finds nothing armed. Once stopped, arm() refuses, so a cancel
+// or a drain that comes while a write is in flight is not lost to an alarm set after it.
+class WatchPacer {
+ public:
+  bool arm(std::chrono::system_clock::time_point deadline, std::function<void(bool)> callback) {
+    std::lock_guard lock(mu_);
+    if (stopped_) return false;
+    alarm_.Set(deadline, std::move(callback));
+    return true;
+  }
+  // The armed alarm's callback runs now with fired = false; later arm() calls refuse.
+  void stop() {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    alarm_.Cancel();
+  }
+
+ private:
+  std::mutex mu_;
+  bool stopped_ = false;
+  grpc::Alarm alarm_;
+};
+
 // Sends a snapshot, waits an interval on an alarm, sends the next; ends on cancel, on the count,
-// or when the service drains. Deletes itself in OnDone.
+// or at once when the service drains (with OK). Deletes itself in OnDone.
 class WatchReactor final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot> {
  public:
-  WatchReactor(const telemetry::ServerStats& stats, InFlightTracker& in_flight, uint32_t interval_ms,
-               uint32_t max_snapshots)
-      : stats_(stats), in_flight_(in_flight), interval_(interval_ms), max_(max_snapshots) {
+  WatchReactor(const telemetry::ServerStats& stats, InFlightTracker& in_flight, EventStreamHub& drains,
+               uint32_t interval_ms, uint32_t max_snapshots)
+      : stats_(stats), in_flight_(in_flight), drains_(drains), interval_(interval_ms), max_(max_snapshots) {
+    drain_id_ = drains_.add([pacer = pacer_] { pacer->stop(); });
     send();
   }
 
   void OnWriteDone(bool ok) override {
     if (!ok) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
     if (max_ != 0 && sent_ >= max_) return finish(grpc::Status::OK);
-    // The alarm's callback runs on a gRPC thread; OnDone waits for it through `pending_alarm_`.
-    alarm_.Set(std::chrono::system_clock::now() + interval_, [this](bool fired) {
-      if (!fired || cancelled_) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
+    // The alarm's callback runs on a gRPC thread; the call is not finished until it ran.
+    const bool armed = pacer_->arm(std::chrono::system_clock::now() + interval_, [this](bool fired) {
       if (in_flight_.draining()) return finish(grpc::Status::OK);
+      if (!fired) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
       send();
     });
+    if (!armed) finish(stopped_status());
   }
 
-  void OnCancel() override {
-    cancelled_ = true;
-    alarm_.Cancel();  // its callback then finishes the call
-  }
+  void OnCancel() override { pacer_->stop(); }
 
   void OnDone() override {
+    drains_.remove(drain_id_);
     in_flight_.end();
     delete this;
   }
 
  private:
+  grpc::Status stopped_status() const {
+    if (in_flight_.draining()) return grpc::Status::OK;
+    return {grpc::StatusCode::CANCELLED, "cancelled"};
+  }
+
   void send() {
     snapshot_.Clear();
     to_proto(stats_.snapshot(), snapshot_);
@@ -70,12 +101,13 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot
 
   const telemetry::ServerStats& stats_;
   InFlightTracker& in_flight_;
+  EventStreamHub& drains_;
   const std::chrono::milliseconds interval_;
   const uint32_t max_;
   uint32_t sent_ = 0;
+  uint64_t drain_id_ = 0;
   v1::TelemetrySnapshot snapshot_;
-  grpc::Alarm alarm_;
-  std::atomic<bool> cancelled_{false};
+  std::shared_ptr<WatchPacer> pacer_ = std::make_shared<WatchPacer>();
   std::atomic<bool> finished_{false};
 };
 
@@ -142,7 +174,7 @@ grpc::ServerWriteReactor<v1::TelemetrySnapshot>* TelemetryService::WatchTelemetr
     return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
   }
   const uint32_t asked = request->interval_ms() == 0 ? kDefaultIntervalMs : request->interval_ms();
-  return new WatchReactor(stats_, in_flight_, std::clamp(asked, kMinIntervalMs, kMaxIntervalMs),
+  return new WatchReactor(stats_, in_flight_, watch_drains_, std::clamp(asked, kMinIntervalMs, kMaxIntervalMs),
                           request->max_snapshots());
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "server/batching/in_flight.h"
+#include "server/http/event_stream_hub.h"
 #include "server/telemetry/server_stats.h"
 #include "tessera/v1/telemetry.grpc.pb.h"
 
@@ -25,13 +26,17 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
   grpc::ServerWriteReactor<v1::TelemetrySnapshot>* WatchTelemetry(grpc::CallbackServerContext* context,
                                                                   const v1::WatchTelemetryRequest* request) override;
 
-  // Open watch streams; draining ends each at its next tick (with OK) and refuses new ones.
+  // Open watch streams; draining refuses new ones.
   InFlightTracker& in_flight() { return in_flight_; }
+  // After in_flight().start_draining(): ends the open watch streams now (with OK), not at their
+  // next tick, which may be a minute away.
+  void end_watch_streams() { watch_drains_.wake_all(); }
 
  private:
   const telemetry::ServerStats& stats_;
   const BearerTokens* tokens_;
   InFlightTracker in_flight_;
+  EventStreamHub watch_drains_;
 };
 
 }  // namespace tessera

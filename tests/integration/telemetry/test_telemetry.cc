@@ -196,6 +196,24 @@ TEST_F(TelemetryTest, CancelledWatchEndsPromptly) {
   EXPECT_EQ(daemon_->stop(SIGTERM), 0);
 }
 
+// SIGTERM does not wait for a watch stream's next tick (a minute away): the stream ends with OK
+// and the daemon exits well inside its drain timeout.
+TEST_F(TelemetryTest, SigtermEndsAnOpenWatchAtOnce) {
+  grpc::ClientContext context;
+  v1::WatchTelemetryRequest request;
+  request.set_interval_ms(60000);
+  auto reader = telemetry_->WatchTelemetry(&context, request);
+  v1::TelemetrySnapshot s;
+  ASSERT_TRUE(reader->Read(&s));
+  const auto start = std::chrono::steady_clock::now();
+  std::thread stopper([this] { EXPECT_EQ(daemon_->stop(SIGTERM), 0); });
+  EXPECT_FALSE(reader->Read(&s));
+  const grpc::Status status = reader->Finish();
+  stopper.join();
+  EXPECT_TRUE(status.ok()) << status.error_code() << " " << status.error_message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(8)) << "the drain timeout is 10 s";
+}
+
 // 32 concurrent clients: the batcher forms batches of more than one image.
 class BatchingTest : public TelemetryTest {
  protected:
