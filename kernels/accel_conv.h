@@ -177,9 +177,10 @@ static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const i
   if (g.steps == 0) return;
   ConvCursor cursor = {0, 0, 0, 0};
   ConvStep cur = make_conv_step(d, g, cursor);
-  load_conv_tile(cur, d, g, image, weights, in_buf[0], w_buf[0]);  // prologue: fill the first half
-  uint32_t half = 0;                                               // cur's input/weight tiles are in buffer set `half`
-  uint32_t acc_half = 0;                                           // cur accumulates into out_buf[acc_half]
+  load_conv_tile(cur, d, g, image, weights, true, in_buf[0], w_buf[0]);  // prologue: fill the first half
+  uint32_t in_half = 0;                                                  // cur's input tile is in in_buf[in_half]
+  uint32_t w_half = 0;                                                   // cur's weight tile is in w_buf[w_half]
+  uint32_t acc_half = 0;                                                 // cur accumulates into out_buf[acc_half]
   bool pending = false;  // an output tile waits for the store half, in out_buf[acc_half ^ 1]
   ConvStep done = cur;
 conv_steps:
@@ -188,16 +189,19 @@ conv_steps:
     const bool has_next = step + 1 < g.steps;
     advance(cursor, g);
     const ConvStep next = has_next ? make_conv_step(d, g, cursor) : cur;
+    // Input stationary: the next step of the same spatial position computes from cur's input tile.
+    const bool new_input = !(g.input_stationary && next.r0 == cur.r0 && next.c0 == cur.c0);
     TESSERA_COUNT_STEP();
-    if (has_next) load_conv_tile(next, d, g, image, weights, in_buf[half ^ 1], w_buf[half ^ 1]);
+    if (has_next) load_conv_tile(next, d, g, image, weights, new_input, in_buf[in_half ^ 1], w_buf[w_half ^ 1]);
     if (pending) store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, image, stage);
-    compute_conv_tile(cur, d, g, in_buf[half], w_buf[half], out_buf[acc_half]);
+    compute_conv_tile(cur, d, g, in_buf[in_half], w_buf[w_half], out_buf[acc_half]);
     pending = cur.last_k;
     if (cur.last_k) {
       done = cur;
       acc_half ^= 1;
     }
-    half ^= 1;
+    if (new_input) in_half ^= 1;
+    w_half ^= 1;
     cur = next;
   }
   if (pending) store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, image, stage);  // epilogue

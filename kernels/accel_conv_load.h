@@ -139,12 +139,13 @@ w_lanes:
   (void)beats;  // counted only (accel_count.h)
 }
 
-// The load half of a step: both tiles of the next step, into the buffer pair compute is not using.
+// The load half of a step: the next step's tiles, into the buffers compute is not using; the
+// input tile only when the next step does not share the current one (input stationary).
 static void load_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g, const act_t* image,
-                           const weight_t* weights, act_t in_buf[kBanks][kInBankRows],
+                           const weight_t* weights, bool new_input, act_t in_buf[kBanks][kInBankRows],
                            weight_t w_buf[kBanks][kWBankRows]) {
 #pragma HLS inline off
-  load_input_tile(s, d, g, image, in_buf);
+  if (new_input) load_input_tile(s, d, g, image, in_buf);
   load_weight_tile(s, d, g, weights, w_buf);
 }
 

@@ -62,6 +62,8 @@ struct KernelTiling {
   bool fold, whole_rows;
   uint32_t taps, tap_rows;
   std::vector<Extent> ms, ns, rs, cs;
+  // Input stationary (abi::kLoopInputStationary): each spatial tile's input loaded once, not per m-tile.
+  bool input_once = false;
 };
 
 uint32_t tile_channels(const KernelTiling& k, uint32_t m, uint32_t n) {
@@ -146,10 +148,11 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
   for (const Extent& m : k.ms)
     for (const Extent& n : k.ns) {
       const double steps = static_cast<double>(m.count * n.count);
-      input += steps * tile_channels(k, m.size, n.size) * per_channel;
+      if (!k.input_once) input += steps * tile_channels(k, m.size, n.size) * per_channel;
       if (with_weights)
         weights += steps * spatial * (m.size * beats(static_cast<double>(n.size) * k.taps, w_align) + depth);
     }
+  if (k.input_once) input = static_cast<double>(g.in_c) * per_channel;
   return input + weights;
 }
 
@@ -246,8 +249,9 @@ uint64_t weight_buffer_bytes(const ConvGeometry& g, const TileShape& t) {
 }
 
 KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const TileShape& t, uint32_t slice_m,
-                           uint32_t slice_r) {
-  const KernelTiling k = make_tiling(g, b, t, slice_m, slice_r);
+                           uint32_t slice_r, bool input_stationary) {
+  KernelTiling k = make_tiling(g, b, t, slice_m, slice_r);
+  k.input_once = input_stationary;
   KernelCycles c;
   c.compute = compute_half(k);
   c.load = load_half(k, slice_r);

@@ -15,9 +15,9 @@ SearchOptions search_options(const PlanOptions& o) {
   s.naive = o.naive;
   s.objective = o.objective;
   s.threads = o.threads;
-  // The kernel executes output-stationary tiles within abi::layer_fits (kernels/accel_conv.h);
-  // the explore space lifts both, keeping only the board's double-buffer budget.
-  if (o.space == SearchSpace::kKernel) s.schedule = Schedule::kOutputStationary;
+  // The kernel executes output- or input-stationary tiles within abi::layer_fits
+  // (kernels/accel_conv.h); the explore space lifts both, keeping only the board's budget.
+  s.kernel_orders = o.space == SearchSpace::kKernel;
   s.abi_limits = o.space == SearchSpace::kKernel;
   return s;
 }
@@ -37,13 +37,6 @@ Status plan_stream_layer(LayerPlan& lp, const BoardProfile& b, DramModel dram) {
   lp.candidate.tile = {lp.desc.tile_m, lp.desc.tile_n, lp.desc.tile_r, lp.desc.tile_c};
   lp.cost = evaluate_stream(lp.desc, b, dram);
   return Status::ok();
-}
-
-void set_tiles(abi::LayerDesc& d, const TileShape& t) {
-  d.tile_m = t.m;
-  d.tile_n = t.n;
-  d.tile_r = t.r;
-  d.tile_c = t.c;
 }
 
 }  // namespace
@@ -117,7 +110,7 @@ Result<ModelPlan> plan_layers(std::span<const abi::LayerDesc> layers, std::span<
       lp.search_ms = found->search_ms;
       // Explore-space choices (other schedules, wider tiles) are studied, not executed: the
       // descriptor keeps tiles only when the kernel can run them.
-      if (options.space == SearchSpace::kKernel) set_tiles(lp.desc, found->candidate.tile);
+      if (options.space == SearchSpace::kKernel) apply_candidate(lp.desc, found->candidate);
     } else {
       TESSERA_RETURN_IF_ERROR(plan_stream_layer(lp, b, options.dram));
     }
@@ -141,12 +134,14 @@ Result<ModelPlan> plan_with_choices(std::span<const abi::LayerDesc> layers, std:
     lp.candidate = choices[i];
     if (lp.desc.op == abi::kOpConv) {
       const ConvGeometry g = conv_geometry(lp.desc);
-      if (!tile_allowed(lp.desc, g, b, choices[i].tile, options.space == SearchSpace::kKernel)) {
+      const bool kernel = options.space == SearchSpace::kKernel;
+      if (!tile_allowed(lp.desc, g, b, choices[i].tile, kernel) ||
+          (kernel && !kernel_runs(g, choices[i].tile, choices[i].schedule))) {
         return Status::invalid_argument("layer '" + lp.name + "': the given tile does not fit board '" + b.name + "'");
       }
       lp.searched = true;
       lp.cost = evaluate(g, b, lp.candidate, options.dram);
-      if (options.space == SearchSpace::kKernel) set_tiles(lp.desc, choices[i].tile);
+      if (kernel) apply_candidate(lp.desc, choices[i]);
     } else {
       TESSERA_RETURN_IF_ERROR(plan_stream_layer(lp, b, options.dram));
     }

@@ -49,7 +49,7 @@ struct Program {
   std::vector<std::string> names = {"conv1", "pool1", "conv2a", "conv2b", "conv2c"};
 };
 
-TEST(ModelPlan, KernelSpaceRunsOutputStationaryOnOneComputeUnitWithinTheKernelLimits) {
+TEST(ModelPlan, KernelSpaceRunsTheKernelsLoopOrdersOnOneComputeUnitWithinTheKernelLimits) {
   const Program p;
   for (const std::string& name : board_names()) {
     const BoardProfile b = board(name.c_str());
@@ -63,7 +63,14 @@ TEST(ModelPlan, KernelSpaceRunsOutputStationaryOnOneComputeUnitWithinTheKernelLi
       EXPECT_LE(l.ocm_use(), 1.0);
       EXPECT_EQ(l.searched, l.desc.op == abi::kOpConv);
       if (!l.searched) continue;
-      EXPECT_EQ(l.candidate.schedule, Schedule::kOutputStationary) << name << " " << l.name;
+      // Output stationary, or input stationary with every input channel in the tile; the
+      // descriptor carries the order the kernel runs.
+      const bool stationary_input = l.candidate.schedule == Schedule::kInputStationary;
+      EXPECT_TRUE(l.candidate.schedule == Schedule::kOutputStationary || stationary_input) << name << " " << l.name;
+      if (stationary_input) {
+        EXPECT_EQ(l.candidate.tile.n, l.desc.in_c) << name << " " << l.name;
+      }
+      EXPECT_EQ(l.desc.loop_order, stationary_input ? abi::kLoopInputStationary : abi::kLoopOutputStationary);
       EXPECT_EQ(l.candidate.partition, PartitionKind::kKs);
       EXPECT_EQ(l.desc.tile_m, l.candidate.tile.m);
       EXPECT_EQ(l.desc.tile_n, l.candidate.tile.n);
