@@ -33,6 +33,8 @@ struct ConvGeom {
   // Input stationary (abi::kLoopInputStationary): steps run (r, c, m) and the steps of one
   // spatial position share its input tile, loaded once.
   bool input_stationary;
+  // Depthwise mapping (abi::schedule::depthwise_lanes): lane m is tile channel m.
+  bool depthwise;
 };
 
 inline ConvGeom make_conv_geom(const abi::LayerDesc& d) {
@@ -62,6 +64,7 @@ inline ConvGeom make_conv_geom(const abi::LayerDesc& d) {
                                               d.kernel_h, d.kernel_w);
   g.passes_last = abi::schedule::stage_passes(g.fold, min_u32(n_last, abi::kMaxVector), d.kernel_h, d.kernel_w);
   g.input_stationary = d.loop_order == abi::kLoopInputStationary;
+  g.depthwise = abi::schedule::depthwise_lanes(d.in_c, d.out_c, d.groups, d.dilation_w);
   return g;
 }
 

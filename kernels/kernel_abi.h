@@ -305,6 +305,19 @@ inline bool folds_kernel_width(uint32_t groups, uint32_t tile_n, uint32_t kernel
   return groups == 1 && kernel_w > 1 && dilation_w == 1 && tile_n * kernel_w <= kMaxVector;
 }
 
+// Depthwise mapping: a conv with one input and one output channel per group (and no horizontal
+// dilation) runs lane m on the tile's channel m, the MAC vector along the kernel row: each lane
+// keeps the last kernel_w input columns of its channel in a shift register, one new column per
+// cycle for all lanes (64 distinct banks), so a tap row costs (conv_cols - 1) x stride_w +
+// kernel_w cycles per conv row, kernel_w MACs per lane and cycle.
+inline bool depthwise_lanes(uint32_t in_c, uint32_t out_c, uint32_t groups, uint32_t dilation_w) {
+  return groups > 1 && in_c == groups && out_c == groups && dilation_w == 1;
+}
+// Input columns one conv row of a depthwise tap row reads (the cycles of that row).
+inline uint32_t depthwise_span(uint32_t conv_cols, uint32_t stride_w, uint32_t kernel_w) {
+  return (conv_cols - 1) * stride_w + kernel_w;
+}
+
 // Vector groups of a tap: a tile's channels beyond kMaxVector take further passes of the pixel
 // loop, kMaxVector channels each (the last one shorter). Elements of the MAC vector of a tap (or
 // of its group) and the chunks the array folds it into.
