@@ -69,7 +69,10 @@ Result<Objective> parse_objective(std::string_view name) {
 
 BoardProfile effective_board(const BoardProfile& board, SearchSpace space) {
   BoardProfile b = board;
-  if (space == SearchSpace::kKernel) b.compute_units = 1;
+  if (space == SearchSpace::kKernel) {
+    b.compute_units = 1;
+    if (board.instance_ddr_gbps > 0) b.ddr_gbps = board.instance_ddr_gbps;
+  }
   return b;
 }
 
@@ -188,7 +191,10 @@ uint64_t ModelPlan::macs() const {
 double ModelPlan::energy_uj() const {
   double v = 0;
   for (const LayerPlan& l : layers) v += l.cost.energy_uj;
-  return v;
+  // Each layer's cost charges the board's static power for its time; instances side by side
+  // share it, so an image carries 1 / instances of that share.
+  const double n = instances();
+  return v - board.static_watts * seconds_per_image() * 1e6 * (n - 1) / n;
 }
 
 double ModelPlan::search_ms() const {
@@ -199,26 +205,25 @@ double ModelPlan::search_ms() const {
 
 uint32_t ModelPlan::compute_units() const { return effective_board(board, options.space).compute_units; }
 
+uint32_t ModelPlan::instances() const {
+  return options.space == SearchSpace::kKernel ? std::max(1u, board.kernel_instances) : 1;
+}
+
 double ModelPlan::seconds_per_image() const { return cycles() / (board.fabric_clock_mhz * 1e6); }
 
 double ModelPlan::images_per_second() const {
   const double s = seconds_per_image();
-  return s > 0 ? 1.0 / s : 0;
+  return s > 0 ? instances() / s : 0;
 }
 
-double ModelPlan::gops() const {
-  const double s = seconds_per_image();
-  return s > 0 ? 2.0 * static_cast<double>(macs()) / s / 1e9 : 0;
-}
+double ModelPlan::gops() const { return 2.0 * static_cast<double>(macs()) * images_per_second() / 1e9; }
 
 double ModelPlan::peak_gops() const {
-  return 2.0 * static_cast<double>(board.macs_per_cycle()) * compute_units() * board.fabric_clock_mhz * 1e6 / 1e9;
+  return 2.0 * static_cast<double>(board.macs_per_cycle()) * compute_units() * instances() * board.fabric_clock_mhz *
+         1e6 / 1e9;
 }
 
-double ModelPlan::watts() const {
-  const double s = seconds_per_image();
-  return s > 0 ? energy_uj() * 1e-6 / s : 0;
-}
+double ModelPlan::watts() const { return energy_uj() * 1e-6 * images_per_second(); }
 
 ProgramModel program_model(const ModelPlan& plan) {
   ProgramModel m;

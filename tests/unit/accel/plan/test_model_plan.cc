@@ -80,6 +80,33 @@ TEST(ModelPlan, KernelSpaceRunsTheKernelsLoopOrdersOnOneComputeUnitWithinTheKern
   }
 }
 
+// Kernel instances run batches side by side: throughput and peak scale with them, one image's
+// time and DDR traffic do not, and the board's static power is shared between them.
+TEST(ModelPlan, KernelInstancesScaleThroughputNotOneImagesTime) {
+  const Program p;
+  const BoardProfile three = board("aws-f1");
+  ASSERT_EQ(three.kernel_instances, 3u);
+  BoardProfile one = three;
+  one.kernel_instances = 1;
+  auto a = plan_layers(p.layers, p.names, three);
+  auto b = plan_layers(p.layers, p.names, one);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(a->instances(), 3u);
+  EXPECT_DOUBLE_EQ(a->seconds_per_image(), b->seconds_per_image());
+  EXPECT_EQ(a->ddr_bytes(), b->ddr_bytes());
+  EXPECT_NEAR(a->images_per_second(), 3 * b->images_per_second(), 1e-9 * b->images_per_second());
+  EXPECT_NEAR(a->peak_gops(), 3 * b->peak_gops(), 1e-9);
+  const double static_uj = three.static_watts * a->seconds_per_image() * 1e6;
+  EXPECT_NEAR(a->energy_uj(), b->energy_uj() - static_uj * 2 / 3, 1e-6 * b->energy_uj());
+  // One instance reaches its own DDR channel, not the card's four.
+  EXPECT_DOUBLE_EQ(effective_board(three, SearchSpace::kKernel).ddr_gbps, three.instance_ddr_gbps);
+  PlanOptions explore;
+  explore.space = SearchSpace::kExplore;
+  auto e = plan_layers(p.layers, p.names, three, explore);
+  ASSERT_TRUE(e.is_ok());
+  EXPECT_EQ(e->instances(), 1u);
+}
+
 TEST(ModelPlan, ExploreSpaceUsesTheProfilesComputeUnitsAndLeavesDescriptorsAlone) {
   const Program p;
   const BoardProfile f1 = board("aws-f1");
