@@ -119,8 +119,9 @@ double compute_half(const KernelTiling& k) {
   return total;
 }
 
-// Load half (accel_conv_load.h): per step, per tile channel its runs' beats + the read latency
-// (nothing for a tile wholly in the padding), and all lanes' weight runs in one loop.
+// Load half (accel_conv_load.h): per step, every tile channel's runs' beats in one loop + the
+// read latency once (nothing for a tile wholly in the padding), and all lanes' weight runs in one
+// loop.
 double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = true) {
   const ConvGeometry& g = k.g;
   const TileShape& t = k.t;
@@ -151,8 +152,10 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
       col_tiles += v > 0;
     }
   }
-  const double per_channel =
-      k.whole_rows ? whole_beats + row_tiles * depth : rows_sum * cols_beats + row_tiles * col_tiles * depth;
+  // Per channel, summed over the spatial tiles: its beats; per step: the loop entries (spatial
+  // tiles with a valid input) x the read latency.
+  const double channel_beats = k.whole_rows ? whole_beats : rows_sum * cols_beats;
+  const double entries_latency = (k.whole_rows ? row_tiles : row_tiles * col_tiles) * depth;
   // Weights: a lane's run of n x taps bytes at ((m0 + m) N + k0) taps past weight_offset (a
   // multiple of 64).
   const uint64_t w_align =
@@ -162,11 +165,11 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
   for (const Extent& m : k.ms)
     for (const Extent& n : k.ns) {
       const double steps = static_cast<double>(m.count * n.count);
-      if (!k.input_once) input += steps * tile_channels(k, m.size, n.size) * per_channel;
+      if (!k.input_once) input += steps * (tile_channels(k, m.size, n.size) * channel_beats + entries_latency);
       if (with_weights)
         weights += steps * spatial * (m.size * beats(static_cast<double>(n.size) * k.taps, w_align) + depth);
     }
-  if (k.input_once) input = static_cast<double>(g.in_c) * per_channel;
+  if (k.input_once) input = static_cast<double>(g.in_c) * channel_beats + entries_latency;
   return input + weights;
 }
 
