@@ -126,6 +126,91 @@ conv_pixels:
   }
 }
 
+// Depthwise: lane m's weights of kernel row ky (kernel_w consecutive elements, distinct banks).
+static void dw_stage(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g, uint32_t ky,
+                     const weight_t w_buf[kBanks][kWBankRows], weight_t w_row[abi::kMaxTileM][abi::kMaxKernel]) {
+  const uint32_t lane_rows = weight_lane_rows(s, g);
+dw_stage_lanes:
+  for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
+#pragma HLS pipeline II = 1
+  dw_stage_taps:
+    for (uint32_t kx = 0; kx < abi::kMaxKernel; ++kx) {
+      const uint32_t f = ky * d.kernel_w + kx;
+      const bool live = m < s.m_count && kx < d.kernel_w;
+      w_row[m][kx] = live ? w_buf[f % kBanks][m * lane_rows + f / kBanks] : weight_t(0);
+    }
+  }
+}
+
+// Depthwise pixel loop of kernel row ky: per cycle one input column of every lane's channel
+// shifts into the lane's window (bank (q + m) % kBanks: all lanes at once); once the window
+// holds a conv pixel's kernel_w columns, each lane adds its kernel_w products.
+static void dw_pixels(const ConvStep& s, const abi::LayerDesc& d, const act_t in_buf[kBanks][kInBankRows],
+                      const weight_t w_row[abi::kMaxTileM][abi::kMaxKernel], uint32_t ky, bool init,
+                      acc_t out_buf[kOutputBufferElems]) {
+  const uint32_t span = abi::schedule::depthwise_span(s.conv_cols, d.stride_w, d.kernel_w);
+  act_t window[abi::kMaxTileM][abi::kMaxKernel] = {};  // window[m][j]: column ic - j
+#pragma HLS array_partition variable = window complete dim = 0
+  uint32_t cr = 0, ic = 0;
+dw_cols:
+  for (uint32_t it = 0; it < s.conv_rows * span; ++it) {
+#pragma HLS pipeline II = kConvII
+#pragma HLS loop_tripcount min = 1 max = 8192 avg = 256
+#pragma HLS dependence variable = out_buf type = inter dependent = false
+    const uint32_t row = cr * d.stride_h + ky * d.dilation_h;
+    const bool ok =
+        in_range(s.in_r0 + static_cast<int32_t>(row), d.in_h) && in_range(s.in_c0 + static_cast<int32_t>(ic), d.in_w);
+    const uint32_t q = static_cast<uint32_t>(static_cast<int32_t>(row * s.pitch + ic) - s.col0);
+    const bool emit = ic + 1 >= d.kernel_w && (ic + 1 - d.kernel_w) % d.stride_w == 0;
+    const uint32_t p = cr * s.conv_cols + (emit ? (ic + 1 - d.kernel_w) / d.stride_w : 0);
+  dw_lanes:
+    for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
+      for (uint32_t j = abi::kMaxKernel - 1; j > 0; --j) window[m][j] = window[m][j - 1];
+      window[m][0] = ok && m < s.m_count ? in_buf[(q + m) % kBanks][m * s.ch_rows + q / kBanks] : act_t(0);
+      if (emit && m < s.m_count) {
+        int32_t dot = 0;
+      dw_taps:
+        for (uint32_t kx = 0; kx < abi::kMaxKernel; ++kx) {
+          if (kx < d.kernel_w)
+            dot += static_cast<int32_t>(w_row[m][kx]) * static_cast<int32_t>(window[m][d.kernel_w - 1 - kx]);
+        }
+        const uint32_t o = p * s.m_count + m;
+        out_buf[o] = wrap_add(init ? 0 : out_buf[o], dot);
+      }
+    }
+    if (++ic == span) {
+      ic = 0;
+      ++cr;
+    }
+  }
+}
+
+// The compute half of a depthwise step: per kernel row the pixel loop, beside it the staging of
+// the next row's weights (the longer of the two sets the row's time).
+static void compute_dw_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                            const act_t in_buf[kBanks][kInBankRows], const weight_t w_buf[kBanks][kWBankRows],
+                            acc_t out_buf[kOutputBufferElems]) {
+  weight_t w_row[2][abi::kMaxTileM][abi::kMaxKernel];
+#pragma HLS array_partition variable = w_row complete dim = 0
+  namespace sch = abi::schedule;
+  const uint64_t stage_cycles = abi::kMaxTileM + sch::kWeightStageDepth;
+  const uint64_t mac_cycles =
+      static_cast<uint64_t>(s.conv_rows) * sch::depthwise_span(s.conv_cols, d.stride_w, d.kernel_w) * kConvII +
+      sch::kConvPixelDepth;
+  dw_stage(s, d, g, 0, w_buf, w_row[0]);
+  TESSERA_COUNT_CYCLES(kHalfCompute, stage_cycles);
+dw_rows:
+  for (uint32_t ky = 0; ky < d.kernel_h; ++ky) {
+#pragma HLS loop_tripcount min = 1 max = 11 avg = 3
+    const bool more = ky + 1 < d.kernel_h;
+    if (more) dw_stage(s, d, g, ky + 1, w_buf, w_row[(ky + 1) & 1]);
+    dw_pixels(s, d, in_buf, w_row[ky & 1], ky, s.first_k && ky == 0, out_buf);
+    TESSERA_COUNT_CYCLES(kHalfCompute, more && stage_cycles > mac_cycles ? stage_cycles : mac_cycles);
+  }
+  (void)stage_cycles;
+  (void)mac_cycles;
+}
+
 // The compute half of a step: per unit (tap row x vector group) the pixel loop, beside it the
 // staging of the next unit's weights into the other register set (the longer of the two sets the
 // unit's time).
@@ -135,6 +220,10 @@ static void compute_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const 
 #pragma HLS inline off
   // Fold the kMaxTileM lanes onto the synthesised kMacLanes x kMacChannels multipliers.
 #pragma HLS allocation operation instances = mul limit = kMacCount
+  if (g.depthwise) {
+    compute_dw_tile(s, d, g, in_buf, w_buf, out_buf);
+    return;
+  }
   // Two register sets of one unit's weights, one row per lane (seeds/004: operand tiles
   // partitioned so every multiplier has its own port).
   weight_t w_reg[2][abi::kMaxTileM][abi::kMaxVector];
@@ -177,9 +266,10 @@ static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const i
   if (g.steps == 0) return;
   ConvCursor cursor = {0, 0, 0, 0};
   ConvStep cur = make_conv_step(d, g, cursor);
-  load_conv_tile(cur, d, g, image, weights, in_buf[0], w_buf[0]);  // prologue: fill the first half
-  uint32_t half = 0;                                               // cur's input/weight tiles are in buffer set `half`
-  uint32_t acc_half = 0;                                           // cur accumulates into out_buf[acc_half]
+  load_conv_tile(cur, d, g, image, weights, true, in_buf[0], w_buf[0]);  // prologue: fill the first half
+  uint32_t in_half = 0;                                                  // cur's input tile is in in_buf[in_half]
+  uint32_t w_half = 0;                                                   // cur's weight tile is in w_buf[w_half]
+  uint32_t acc_half = 0;                                                 // cur accumulates into out_buf[acc_half]
   bool pending = false;  // an output tile waits for the store half, in out_buf[acc_half ^ 1]
   ConvStep done = cur;
 conv_steps:
@@ -188,16 +278,19 @@ conv_steps:
     const bool has_next = step + 1 < g.steps;
     advance(cursor, g);
     const ConvStep next = has_next ? make_conv_step(d, g, cursor) : cur;
+    // Input stationary: the next step of the same spatial position computes from cur's input tile.
+    const bool new_input = !(g.input_stationary && next.r0 == cur.r0 && next.c0 == cur.c0);
     TESSERA_COUNT_STEP();
-    if (has_next) load_conv_tile(next, d, g, image, weights, in_buf[half ^ 1], w_buf[half ^ 1]);
+    if (has_next) load_conv_tile(next, d, g, image, weights, new_input, in_buf[in_half ^ 1], w_buf[w_half ^ 1]);
     if (pending) store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, image, stage);
-    compute_conv_tile(cur, d, g, in_buf[half], w_buf[half], out_buf[acc_half]);
+    compute_conv_tile(cur, d, g, in_buf[in_half], w_buf[w_half], out_buf[acc_half]);
     pending = cur.last_k;
     if (cur.last_k) {
       done = cur;
       acc_half ^= 1;
     }
-    half ^= 1;
+    if (new_input) in_half ^= 1;
+    w_half ^= 1;
     cur = next;
   }
   if (pending) store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, image, stage);  // epilogue

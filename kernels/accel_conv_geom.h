@@ -30,6 +30,11 @@ struct ConvGeom {
   uint32_t tap_rows, skew;
   // Weight staging passes per lane for a full channel slice and for the last (shorter) one.
   uint32_t passes_full, passes_last;
+  // Input stationary (abi::kLoopInputStationary): steps run (r, c, m) and the steps of one
+  // spatial position share its input tile, loaded once.
+  bool input_stationary;
+  // Depthwise mapping (abi::schedule::depthwise_lanes): lane m is tile channel m.
+  bool depthwise;
 };
 
 inline ConvGeom make_conv_geom(const abi::LayerDesc& d) {
@@ -58,15 +63,26 @@ inline ConvGeom make_conv_geom(const abi::LayerDesc& d) {
   g.passes_full = abi::schedule::stage_passes(g.fold, min_u32(min_u32(d.tile_n, g.in_per_group), abi::kMaxVector),
                                               d.kernel_h, d.kernel_w);
   g.passes_last = abi::schedule::stage_passes(g.fold, min_u32(n_last, abi::kMaxVector), d.kernel_h, d.kernel_w);
+  g.input_stationary = d.loop_order == abi::kLoopInputStationary;
+  g.depthwise = abi::schedule::depthwise_lanes(d.in_c, d.out_c, d.groups, d.dilation_w);
   return g;
 }
 
-// Position of one step in the (m, r, c, k) tile loop, k fastest.
+// Position of one step in the tile loop: (m, r, c, k), k fastest, or input stationary (r, c, m)
+// with a single k tile.
 struct ConvCursor {
   uint32_t mt, rt, ct, kt;
 };
 
 inline void advance(ConvCursor& cur, const ConvGeom& g) {
+  if (g.input_stationary) {
+    if (++cur.mt < g.m_tiles) return;
+    cur.mt = 0;
+    if (++cur.ct < g.c_tiles) return;
+    cur.ct = 0;
+    ++cur.rt;
+    return;
+  }
   if (++cur.kt < g.k_tiles) return;
   cur.kt = 0;
   if (++cur.ct < g.c_tiles) return;

@@ -11,9 +11,10 @@
 //  - weights ([out_c][in_c/groups][kh][kw] in DDR): each lane's n x taps weights are one run,
 //    stored lane-major in DDR order, element f of lane m in bank f % kBanks, row m * w_rows + f /
 //    kBanks; the staging in compute reads a tap's elements out of it.
-// The beats of all runs of a channel (input) or of all lanes (weights) are one flattened pipelined
-// loop (HLS `loop_flatten` of the run x beat nest), so the AXI read latency is paid once per
-// channel, not once per row.
+// The beats of all runs of all tile channels (input: one loop over counters) or of all lanes
+// (weights: HLS `loop_flatten` of the lane x beat nest) are one pipelined loop, so the AXI read
+// latency is paid once per tile, not once per channel or row. A beat still holds one channel's bytes only (runs are cut
+// at channel ends), so its rotation into the banks stays conflict-free.
 #pragma once
 
 #include <cstdint>
@@ -59,8 +60,10 @@ in_bytes:
   }
 }
 
-// DDR -> input tile: per tile channel, its runs (one per valid row, or one for whole rows) as one
-// flattened loop of beats.
+// DDR -> input tile: every tile channel's runs (one per valid row, or one for whole rows), all
+// channels one pipelined loop of beats: the (channel, run, beat) position is a set of counters the
+// loop advances, so the next run's first read issues right after the previous run's last one and
+// the AXI read latency is paid once per tile.
 static void load_input_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g, const act_t* image,
                             act_t in_buf[kBanks][kInBankRows]) {
 #pragma HLS inline off
@@ -69,40 +72,36 @@ static void load_input_tile(const ConvStep& s, const abi::LayerDesc& d, const Co
   const uint32_t rows = static_cast<uint32_t>(w.y_hi - w.y_lo);
   const uint32_t run_rows = g.whole_rows ? 1 : rows;
   const uint32_t run_len = g.whole_rows ? rows * d.in_w : static_cast<uint32_t>(w.x_hi - w.x_lo);
-  uint32_t ch = 0;
-in_groups:
-  for (uint32_t gl = 0; gl < s.groups; ++gl) {
-#pragma HLS loop_tripcount min = 1 max = 64 avg = 1
-  in_chans:
-    for (uint32_t n = 0; n < s.n_count; ++n, ++ch) {
-#pragma HLS loop_tripcount min = 1 max = 64 avg = 32
-      const uint32_t chan = d.in_channel_base + (s.group0 + gl) * g.in_per_group + s.k0 + n;
-      const uint32_t plane = d.in_offset + chan * d.in_h * d.in_w;
-      uint32_t beats = 0;
-    in_runs:
-      for (uint32_t r = 0; r < run_rows; ++r) {
-#pragma HLS loop_tripcount min = 1 max = 256 avg = 8
-        const uint32_t y = static_cast<uint32_t>(w.y_lo) + r;
-        const uint32_t run = plane + y * d.in_w + static_cast<uint32_t>(w.x_lo);
-        // Buffer pixel of the run's first byte: window row y - in_r0, column x_lo - in_c0 - col0.
-        const uint32_t q0 = static_cast<uint32_t>((static_cast<int32_t>(y) - s.in_r0) * static_cast<int32_t>(s.pitch) +
-                                                  w.x_lo - s.in_c0 - s.col0);
-        const uint32_t n_beats = abi::schedule::run_beats(run, run_len);
-      in_beats:
-        for (uint32_t k = 0; k < n_beats; ++k) {
+  // Position: tile channel ch (group gl, channel n within it), run r, beat k of the run.
+  uint32_t ch = 0, gl = 0, n = 0, r = 0, k = 0, beats = 0;
+in_beats:
+  while (ch < s.ch_count) {
 #pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 1024 avg = 16
-          const uint32_t word = (run / abi::kBeatBytes + k) * abi::kBeatBytes;
-          const uint32_t a = word < run ? run : word;
-          const uint32_t b = word + abi::kBeatBytes < run + run_len ? word + abi::kBeatBytes : run + run_len;
-          input_beat(image, run, a, b, q0, ch, s, g, in_buf);
-        }
-        beats += n_beats;
-      }
-      TESSERA_COUNT_LOOP(kHalfLoad, beats, 1, abi::schedule::kLoadDepth);
-      (void)beats;  // counted only (accel_count.h)
+#pragma HLS loop_tripcount min = 1 max = 65536 avg = 256
+    const uint32_t chan = d.in_channel_base + (s.group0 + gl) * g.in_per_group + s.k0 + n;
+    const uint32_t y = static_cast<uint32_t>(w.y_lo) + r;
+    const uint32_t run = d.in_offset + chan * d.in_h * d.in_w + y * d.in_w + static_cast<uint32_t>(w.x_lo);
+    // Buffer pixel of the run's first byte: window row y - in_r0, column x_lo - in_c0 - col0.
+    const uint32_t q0 = static_cast<uint32_t>((static_cast<int32_t>(y) - s.in_r0) * static_cast<int32_t>(s.pitch) +
+                                              w.x_lo - s.in_c0 - s.col0);
+    const uint32_t n_beats = abi::schedule::run_beats(run, run_len);
+    const uint32_t word = (run / abi::kBeatBytes + k) * abi::kBeatBytes;
+    const uint32_t a = word < run ? run : word;
+    const uint32_t b = word + abi::kBeatBytes < run + run_len ? word + abi::kBeatBytes : run + run_len;
+    input_beat(image, run, a, b, q0, ch, s, g, in_buf);
+    ++beats;
+    if (++k < n_beats) continue;
+    k = 0;
+    if (++r < run_rows) continue;
+    r = 0;
+    ++ch;
+    if (++n == s.n_count) {
+      n = 0;
+      ++gl;
     }
   }
+  TESSERA_COUNT_LOOP(kHalfLoad, beats, 1, abi::schedule::kLoadDepth);
+  (void)beats;  // counted only (accel_count.h)
 }
 
 // DDR -> weight tile: every lane's run of n x taps weights, all lanes one flattened loop of beats.
@@ -139,12 +138,13 @@ w_lanes:
   (void)beats;  // counted only (accel_count.h)
 }
 
-// The load half of a step: both tiles of the next step, into the buffer pair compute is not using.
+// The load half of a step: the next step's tiles, into the buffers compute is not using; the
+// input tile only when the next step does not share the current one (input stationary).
 static void load_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g, const act_t* image,
-                           const weight_t* weights, act_t in_buf[kBanks][kInBankRows],
+                           const weight_t* weights, bool new_input, act_t in_buf[kBanks][kInBankRows],
                            weight_t w_buf[kBanks][kWBankRows]) {
 #pragma HLS inline off
-  load_input_tile(s, d, g, image, in_buf);
+  if (new_input) load_input_tile(s, d, g, image, in_buf);
   load_weight_tile(s, d, g, weights, w_buf);
 }
 

@@ -22,7 +22,8 @@ namespace abi {
 
 // "TSR1" little-endian; a program with another magic or version is refused by every backend.
 constexpr uint32_t kProgramMagic = 0x31525354u;
-constexpr uint32_t kAbiVersion = 1;
+// 2: LayerDesc.loop_order (input-stationary convolutions).
+constexpr uint32_t kAbiVersion = 2;
 
 // ---- Element types ----------------------------------------------------------------------------
 // Activations and weights are int8, symmetric (zero point 0). Accumulators, biases and
@@ -98,6 +99,17 @@ enum LayerOp : uint32_t {
   kOpAdd = 3,   // element-wise add of two int8 tensors (ResNet/MobileNet shortcuts)
 };
 
+// Order a convolution's tiles are visited in (kOpConv only; pool and add layers take 0).
+enum LoopOrder : uint32_t {
+  // (m, r, c, k), k fastest: each output tile accumulates over its input-channel slices, and the
+  // input tile of a spatial position is loaded again for every output-channel tile.
+  kLoopOutputStationary = 0,
+  // (r, c, m): one input tile (all the layer's input channels, tile_n >= in_c, ungrouped) stays
+  // on chip while every output-channel tile of its position is computed from it; only the weights
+  // are loaded per step (TSO's input-stationary schedule, seeds/002 eq. 3, without partial sums).
+  kLoopInputStationary = 1,
+};
+
 enum PoolKind : uint32_t {
   kPoolNone = 0,
   // Max over the window's valid positions, starting from -128: padded positions never win and a
@@ -170,7 +182,8 @@ struct LayerDesc {
   uint32_t pool_pad_top, pool_pad_left;
   // Tiles (planner's choice): output channels, input channels (per group), output rows, cols.
   uint32_t tile_m, tile_n, tile_r, tile_c;
-  uint32_t reserved[4];
+  uint32_t loop_order;  // LoopOrder
+  uint32_t reserved[3];
 };
 
 constexpr uint32_t kHeaderWords = sizeof(ProgramHeader) / 4;
@@ -203,6 +216,9 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.in_channel_base + d.in_c > d.in_channels_total) return false;
   // Clamp bounds are stored as int8: anything wider would wrap on the write.
   if (d.act_lo < -128 || d.act_hi > 127 || d.act_lo > d.act_hi) return false;
+  if (d.loop_order != kLoopOutputStationary &&
+      (d.op != kOpConv || d.loop_order != kLoopInputStationary || d.groups != 1 || d.tile_n < d.in_c))
+    return false;
   if (d.op == kOpAdd) {
     return d.in2_channel_base + d.in_c <= d.in2_channels_total &&
            static_cast<uint64_t>(d.tile_r) * d.tile_c <= kAddChunkBytes;
@@ -287,6 +303,19 @@ constexpr uint32_t conv_pixel_ii(uint32_t lanes) { return kMaxTileM / lanes; }
 // runs over kernel rows only). Plain (ungrouped) convs without horizontal dilation.
 inline bool folds_kernel_width(uint32_t groups, uint32_t tile_n, uint32_t kernel_w, uint32_t dilation_w) {
   return groups == 1 && kernel_w > 1 && dilation_w == 1 && tile_n * kernel_w <= kMaxVector;
+}
+
+// Depthwise mapping: a conv with one input and one output channel per group (and no horizontal
+// dilation) runs lane m on the tile's channel m, the MAC vector along the kernel row: each lane
+// keeps the last kernel_w input columns of its channel in a shift register, one new column per
+// cycle for all lanes (64 distinct banks), so a tap row costs (conv_cols - 1) x stride_w +
+// kernel_w cycles per conv row, kernel_w MACs per lane and cycle.
+inline bool depthwise_lanes(uint32_t in_c, uint32_t out_c, uint32_t groups, uint32_t dilation_w) {
+  return groups > 1 && in_c == groups && out_c == groups && dilation_w == 1;
+}
+// Input columns one conv row of a depthwise tap row reads (the cycles of that row).
+inline uint32_t depthwise_span(uint32_t conv_cols, uint32_t stride_w, uint32_t kernel_w) {
+  return (conv_cols - 1) * stride_w + kernel_w;
 }
 
 // Vector groups of a tap: a tile's channels beyond kMaxVector take further passes of the pixel

@@ -40,7 +40,7 @@ Result<double> optional_number(const toml::table& t, const std::filesystem::path
 }
 
 // The part keys (optional): part, part_dsp, part_bram36, part_uram, shell_share,
-// int8_macs_per_dsp, output_in_uram.
+// int8_macs_per_dsp, output_in_uram, kernel_instances, instance_ddr_gbps.
 Status read_part(const toml::table& t, const std::filesystem::path& file, BoardProfile& b) {
   if (const auto* node = t.get("part")) {
     auto v = node->value<std::string>();
@@ -52,6 +52,9 @@ Status read_part(const toml::table& t, const std::filesystem::path& file, BoardP
   TESSERA_ASSIGN_OR_RETURN(double uram, optional_number(t, file, "part_uram", 0, 1e6));
   TESSERA_ASSIGN_OR_RETURN(b.shell_share, optional_number(t, file, "shell_share", 0, 0.9));
   TESSERA_ASSIGN_OR_RETURN(double packing, optional_number(t, file, "int8_macs_per_dsp", 1, 2));
+  TESSERA_ASSIGN_OR_RETURN(double instances, optional_number(t, file, "kernel_instances", 1, 16));
+  TESSERA_ASSIGN_OR_RETURN(b.instance_ddr_gbps, optional_number(t, file, "instance_ddr_gbps", 0, 1e4));
+  b.kernel_instances = static_cast<uint32_t>(instances);
   b.part_dsp = static_cast<uint32_t>(dsp);
   b.part_bram36 = static_cast<uint32_t>(bram);
   b.part_uram = static_cast<uint32_t>(uram);

@@ -41,6 +41,12 @@ struct BoardProfile {
   double shell_share = 0;          // share of every resource the platform shell keeps (F1)
   uint32_t int8_macs_per_dsp = 1;  // 2 on DSP48E2 (UltraScale+) with int8 packing, 1 on DSP48E1
   bool output_in_uram = false;     // the int32 accumulator tile in URAM (kernels' TESSERA_OUT_URAM)
+  // Kernel instances the xclbin holds (optional key, default 1): each runs whole programs (a batch)
+  // on its own DDR channel, so throughput scales with them and one image's time does not.
+  uint32_t kernel_instances = 1;
+  // DDR bandwidth one instance reaches (optional key; 0 = ddr_gbps): its own channel's, where the
+  // profile's ddr_gbps is the aggregate of several.
+  double instance_ddr_gbps = 0;
 
   uint64_t macs_per_cycle() const { return static_cast<uint64_t>(mac_lanes) * mac_channels; }
   // Double buffering: one set of tiles may use at most half the on-chip memory (seeds/000, sec. 4.2).

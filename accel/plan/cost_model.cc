@@ -395,7 +395,8 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
 
   // ---- Time ----------------------------------------------------------------------------------
   cb.steps = ceil_div(layer.sl.m, t.m) * ceil_div(layer.sl.r, t.r) * layer.nc * layer.nn;  // the busiest CU (TSO eq. 8)
-  const KernelCycles kc = kernel_cycles(g, b, t, layer.sl.m, layer.sl.r);
+  const KernelCycles kc =
+      kernel_cycles(g, b, t, layer.sl.m, layer.sl.r, cand.schedule == Schedule::kInputStationary && layer.nn == 1);
   cb.mac_cycles = kc.compute;
   cb.load_cycles = kc.load;
   cb.store_cycles = kc.store;

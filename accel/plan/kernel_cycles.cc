@@ -62,6 +62,10 @@ struct KernelTiling {
   bool fold, whole_rows;
   uint32_t taps, tap_rows;
   std::vector<Extent> ms, ns, rs, cs;
+  // Input stationary (abi::kLoopInputStationary): each spatial tile's input loaded once, not per m-tile.
+  bool input_once = false;
+  // Depthwise mapping (abi::schedule::depthwise_lanes): lane per channel, vector along the kernel row.
+  bool depthwise = false;
 };
 
 uint32_t tile_channels(const KernelTiling& k, uint32_t m, uint32_t n) {
@@ -90,6 +94,16 @@ double step_compute(const KernelTiling& k, uint32_t m, uint32_t n, uint64_t pixe
          mac(last);
 }
 
+// Compute half of one depthwise step (accel_conv.h compute_dw_tile): the first row's staging,
+// then per kernel row the pixel loop (one input column per cycle) beside the next row's staging.
+double step_compute_dw(const KernelTiling& k, uint32_t conv_rows, uint32_t conv_cols) {
+  const double stage = static_cast<double>(abi::kMaxTileM) + sch::kWeightStageDepth;
+  const double mac = static_cast<double>(conv_rows) * sch::depthwise_span(conv_cols, k.g.stride_w, k.g.kernel_w) *
+                         sch::conv_pixel_ii(k.b.mac_lanes) +
+                     sch::kConvPixelDepth;
+  return stage + (k.g.kernel_h - 1) * std::max(mac, stage) + mac;
+}
+
 double compute_half(const KernelTiling& k) {
   const ConvGeometry& g = k.g;
   double total = 0;
@@ -97,14 +111,17 @@ double compute_half(const KernelTiling& k) {
     for (const Extent& n : k.ns)
       for (const Extent& r : k.rs)
         for (const Extent& c : k.cs) {
-          const uint64_t pixels = static_cast<uint64_t>(g.conv_rows(r.size)) * g.conv_cols(c.size);
-          total += static_cast<double>(m.count * n.count * r.count * c.count) * step_compute(k, m.size, n.size, pixels);
+          const uint32_t rows = g.conv_rows(r.size), cols = g.conv_cols(c.size);
+          const double step = k.depthwise ? step_compute_dw(k, rows, cols)
+                                          : step_compute(k, m.size, n.size, static_cast<uint64_t>(rows) * cols);
+          total += static_cast<double>(m.count * n.count * r.count * c.count) * step;
         }
   return total;
 }
 
-// Load half (accel_conv_load.h): per step, per tile channel its runs' beats + the read latency
-// (nothing for a tile wholly in the padding), and all lanes' weight runs in one loop.
+// Load half (accel_conv_load.h): per step, every tile channel's runs' beats in one loop + the
+// read latency once (nothing for a tile wholly in the padding), and all lanes' weight runs in one
+// loop.
 double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = true) {
   const ConvGeometry& g = k.g;
   const TileShape& t = k.t;
@@ -135,8 +152,10 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
       col_tiles += v > 0;
     }
   }
-  const double per_channel =
-      k.whole_rows ? whole_beats + row_tiles * depth : rows_sum * cols_beats + row_tiles * col_tiles * depth;
+  // Per channel, summed over the spatial tiles: its beats; per step: the loop entries (spatial
+  // tiles with a valid input) x the read latency.
+  const double channel_beats = k.whole_rows ? whole_beats : rows_sum * cols_beats;
+  const double entries_latency = (k.whole_rows ? row_tiles : row_tiles * col_tiles) * depth;
   // Weights: a lane's run of n x taps bytes at ((m0 + m) N + k0) taps past weight_offset (a
   // multiple of 64).
   const uint64_t w_align =
@@ -146,10 +165,11 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
   for (const Extent& m : k.ms)
     for (const Extent& n : k.ns) {
       const double steps = static_cast<double>(m.count * n.count);
-      input += steps * tile_channels(k, m.size, n.size) * per_channel;
+      if (!k.input_once) input += steps * (tile_channels(k, m.size, n.size) * channel_beats + entries_latency);
       if (with_weights)
         weights += steps * spatial * (m.size * beats(static_cast<double>(n.size) * k.taps, w_align) + depth);
     }
+  if (k.input_once) input = static_cast<double>(g.in_c) * channel_beats + entries_latency;
   return input + weights;
 }
 
@@ -228,6 +248,7 @@ KernelTiling make_tiling(const ConvGeometry& g, const BoardProfile& b, const Til
   k.ns = extents(g.in_per_group(), t.n);
   k.rs = extents(slice_r, t.r);
   k.cs = extents(g.out_w, t.c);
+  k.depthwise = sch::depthwise_lanes(g.in_c, g.out_c, g.groups, g.dilation_w);
   return k;
 }
 
@@ -246,8 +267,9 @@ uint64_t weight_buffer_bytes(const ConvGeometry& g, const TileShape& t) {
 }
 
 KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const TileShape& t, uint32_t slice_m,
-                           uint32_t slice_r) {
-  const KernelTiling k = make_tiling(g, b, t, slice_m, slice_r);
+                           uint32_t slice_r, bool input_stationary) {
+  KernelTiling k = make_tiling(g, b, t, slice_m, slice_r);
+  k.input_once = input_stationary;
   KernelCycles c;
   c.compute = compute_half(k);
   c.load = load_half(k, slice_r);
@@ -260,6 +282,14 @@ KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const T
 
 double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const TileShape& t) {
   const KernelTiling k = make_tiling(g, b, t, g.out_c, g.out_h);
+  if (k.depthwise) {  // the depthwise pixel loops: rows x input-column spans x kernel rows per m-tile
+    double m_tiles = 0, rows = 0, spans = 0;
+    for (const Extent& m : k.ms) m_tiles += static_cast<double>(m.count);
+    for (const Extent& r : k.rs) rows += static_cast<double>(r.count) * g.conv_rows(r.size);
+    for (const Extent& c : k.cs)
+      spans += static_cast<double>(c.count) * sch::depthwise_span(g.conv_cols(c.size), g.stride_w, g.kernel_w);
+    return m_tiles * g.kernel_h * rows * spans * sch::conv_pixel_ii(b.mac_lanes) / std::max(1u, b.compute_units);
+  }
   double per_pixel = 0;  // chunk-cycles per conv pixel and tap row, summed over m-tiles and k-tiles
   for (const Extent& m : k.ms)
     for (const Extent& n : k.ns) {

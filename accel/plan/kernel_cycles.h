@@ -24,9 +24,10 @@ struct KernelCycles {
 uint64_t input_buffer_bytes(const ConvGeometry& g, const TileShape& t);
 uint64_t weight_buffer_bytes(const ConvGeometry& g, const TileShape& t);
 
-// The three halves over one CU's slice of slice_m filters x slice_r output rows.
+// The three halves over one CU's slice of slice_m filters x slice_r output rows; input_stationary:
+// the kernel's (r, c, m) order, each spatial tile's input loaded once (abi::kLoopInputStationary).
 KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const TileShape& t, uint32_t slice_m,
-                           uint32_t slice_r);
+                           uint32_t slice_r, bool input_stationary);
 
 // The MAC pixel loops alone (no depths, no staging) over the whole layer spread over the CUs: a
 // lower bound of the compute half for every partition.

@@ -15,9 +15,9 @@ SearchOptions search_options(const PlanOptions& o) {
   s.naive = o.naive;
   s.objective = o.objective;
   s.threads = o.threads;
-  // The kernel executes output-stationary tiles within abi::layer_fits (kernels/accel_conv.h);
-  // the explore space lifts both, keeping only the board's double-buffer budget.
-  if (o.space == SearchSpace::kKernel) s.schedule = Schedule::kOutputStationary;
+  // The kernel executes output- or input-stationary tiles within abi::layer_fits
+  // (kernels/accel_conv.h); the explore space lifts both, keeping only the board's budget.
+  s.kernel_orders = o.space == SearchSpace::kKernel;
   s.abi_limits = o.space == SearchSpace::kKernel;
   return s;
 }
@@ -37,13 +37,6 @@ Status plan_stream_layer(LayerPlan& lp, const BoardProfile& b, DramModel dram) {
   lp.candidate.tile = {lp.desc.tile_m, lp.desc.tile_n, lp.desc.tile_r, lp.desc.tile_c};
   lp.cost = evaluate_stream(lp.desc, b, dram);
   return Status::ok();
-}
-
-void set_tiles(abi::LayerDesc& d, const TileShape& t) {
-  d.tile_m = t.m;
-  d.tile_n = t.n;
-  d.tile_r = t.r;
-  d.tile_c = t.c;
 }
 
 }  // namespace
@@ -76,7 +69,10 @@ Result<Objective> parse_objective(std::string_view name) {
 
 BoardProfile effective_board(const BoardProfile& board, SearchSpace space) {
   BoardProfile b = board;
-  if (space == SearchSpace::kKernel) b.compute_units = 1;
+  if (space == SearchSpace::kKernel) {
+    b.compute_units = 1;
+    if (board.instance_ddr_gbps > 0) b.ddr_gbps = board.instance_ddr_gbps;
+  }
   return b;
 }
 
@@ -117,7 +113,7 @@ Result<ModelPlan> plan_layers(std::span<const abi::LayerDesc> layers, std::span<
       lp.search_ms = found->search_ms;
       // Explore-space choices (other schedules, wider tiles) are studied, not executed: the
       // descriptor keeps tiles only when the kernel can run them.
-      if (options.space == SearchSpace::kKernel) set_tiles(lp.desc, found->candidate.tile);
+      if (options.space == SearchSpace::kKernel) apply_candidate(lp.desc, found->candidate);
     } else {
       TESSERA_RETURN_IF_ERROR(plan_stream_layer(lp, b, options.dram));
     }
@@ -141,12 +137,14 @@ Result<ModelPlan> plan_with_choices(std::span<const abi::LayerDesc> layers, std:
     lp.candidate = choices[i];
     if (lp.desc.op == abi::kOpConv) {
       const ConvGeometry g = conv_geometry(lp.desc);
-      if (!tile_allowed(lp.desc, g, b, choices[i].tile, options.space == SearchSpace::kKernel)) {
+      const bool kernel = options.space == SearchSpace::kKernel;
+      if (!tile_allowed(lp.desc, g, b, choices[i].tile, kernel) ||
+          (kernel && !kernel_runs(g, choices[i].tile, choices[i].schedule))) {
         return Status::invalid_argument("layer '" + lp.name + "': the given tile does not fit board '" + b.name + "'");
       }
       lp.searched = true;
       lp.cost = evaluate(g, b, lp.candidate, options.dram);
-      if (options.space == SearchSpace::kKernel) set_tiles(lp.desc, choices[i].tile);
+      if (kernel) apply_candidate(lp.desc, choices[i]);
     } else {
       TESSERA_RETURN_IF_ERROR(plan_stream_layer(lp, b, options.dram));
     }
@@ -193,7 +191,10 @@ uint64_t ModelPlan::macs() const {
 double ModelPlan::energy_uj() const {
   double v = 0;
   for (const LayerPlan& l : layers) v += l.cost.energy_uj;
-  return v;
+  // Each layer's cost charges the board's static power for its time; instances side by side
+  // share it, so an image carries 1 / instances of that share.
+  const double n = instances();
+  return v - board.static_watts * seconds_per_image() * 1e6 * (n - 1) / n;
 }
 
 double ModelPlan::search_ms() const {
@@ -204,26 +205,25 @@ double ModelPlan::search_ms() const {
 
 uint32_t ModelPlan::compute_units() const { return effective_board(board, options.space).compute_units; }
 
+uint32_t ModelPlan::instances() const {
+  return options.space == SearchSpace::kKernel ? std::max(1u, board.kernel_instances) : 1;
+}
+
 double ModelPlan::seconds_per_image() const { return cycles() / (board.fabric_clock_mhz * 1e6); }
 
 double ModelPlan::images_per_second() const {
   const double s = seconds_per_image();
-  return s > 0 ? 1.0 / s : 0;
+  return s > 0 ? instances() / s : 0;
 }
 
-double ModelPlan::gops() const {
-  const double s = seconds_per_image();
-  return s > 0 ? 2.0 * static_cast<double>(macs()) / s / 1e9 : 0;
-}
+double ModelPlan::gops() const { return 2.0 * static_cast<double>(macs()) * images_per_second() / 1e9; }
 
 double ModelPlan::peak_gops() const {
-  return 2.0 * static_cast<double>(board.macs_per_cycle()) * compute_units() * board.fabric_clock_mhz * 1e6 / 1e9;
+  return 2.0 * static_cast<double>(board.macs_per_cycle()) * compute_units() * instances() * board.fabric_clock_mhz *
+         1e6 / 1e9;
 }
 
-double ModelPlan::watts() const {
-  const double s = seconds_per_image();
-  return s > 0 ? energy_uj() * 1e-6 / s : 0;
-}
+double ModelPlan::watts() const { return energy_uj() * 1e-6 * images_per_second(); }
 
 ProgramModel program_model(const ModelPlan& plan) {
   ProgramModel m;

@@ -62,15 +62,17 @@ struct ModelPlan {
   uint64_t ddr_bytes() const;
   uint64_t bursts() const;
   uint64_t macs() const;
-  double energy_uj() const;
+  double energy_uj() const;  // per image, the static share split over the kernel instances
   double search_ms() const;
-  // Modeled throughput back to back, one image at a time.
+  // One image's time on one CU (kernel: one instance), back to back.
   double seconds_per_image() const;
+  // Throughput: the kernel instances run batches side by side (instances() / seconds_per_image).
   double images_per_second() const;
-  double gops() const;             // 2 x MACs per second, 1e9
-  double peak_gops() const;        // 2 x MACs/cycle x CUs x clock
-  double watts() const;            // energy per image / time per image
-  uint32_t compute_units() const;  // CUs the search space uses (kernel: 1)
+  double gops() const;             // 2 x MACs x images per second, 1e9
+  double peak_gops() const;        // 2 x MACs/cycle x CUs x instances x clock
+  double watts() const;            // energy per image x images per second
+  uint32_t compute_units() const;  // CUs the search space uses for one program (kernel: 1)
+  uint32_t instances() const;      // kernel instances side by side (kernel space; explore: 1)
 };
 
 // Plans `layers` (tiles are overwritten in the returned descriptors; `names` one per layer).

@@ -86,11 +86,12 @@ uint64_t plan_key(std::span<const abi::LayerDesc> layers, const BoardProfile& b,
   }
   h.text(b.name);
   for (double v : {b.fabric_clock_mhz, b.ddr_gbps, b.cas_cycles, b.dma_start_cycles, b.dma_scatter_cycles,
-                   b.dma_byte_cycles, b.static_watts, b.pj_per_mac, b.pj_per_ddr_byte}) {
+                   b.dma_byte_cycles, b.static_watts, b.pj_per_mac, b.pj_per_ddr_byte, b.instance_ddr_gbps}) {
     h.value(v);
   }
-  for (uint64_t v : {uint64_t{b.mac_lanes}, uint64_t{b.mac_channels}, uint64_t{b.compute_units}, b.input_buffer_bytes,
-                     b.weight_buffer_bytes, b.output_buffer_bytes, uint64_t{b.burst_bytes}}) {
+  for (uint64_t v :
+       {uint64_t{b.mac_lanes}, uint64_t{b.mac_channels}, uint64_t{b.compute_units}, uint64_t{b.kernel_instances},
+        b.input_buffer_bytes, b.weight_buffer_bytes, b.output_buffer_bytes, uint64_t{b.burst_bytes}}) {
     h.value(v);
   }
   h.value(o.space);

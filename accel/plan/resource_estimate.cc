@@ -38,8 +38,8 @@ double ResourceEstimate::max_use() const { return std::max({dsp_use(), bram36_us
 
 ResourceEstimate estimate_resources(const BoardProfile& b) {
   ResourceEstimate e;
-  // The compute units the xclbin instantiates (the kernel space's), not the explore space's.
-  const double cus = effective_board(b, SearchSpace::kKernel).compute_units;
+  // The kernel instances the xclbin holds (the kernel space's), not the explore space's CUs.
+  const double cus = std::max(1u, b.kernel_instances);
   const double macs_per_dsp = std::max(1u, b.int8_macs_per_dsp);
   e.dsp_macs = cus * std::ceil(static_cast<double>(b.macs_per_cycle()) / macs_per_dsp);
   e.dsp_requant = cus * b.mac_lanes * kDspPerRequantiser;

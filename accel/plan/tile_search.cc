@@ -69,6 +69,7 @@ void try_tile(const ConvGeometry& g, const BoardProfile& b, const TileShape& t, 
               const SearchOptions& opts, Scored& best, uint64_t& evaluated) {
   for (Schedule s : kSchedules) {
     if (opts.schedule && *opts.schedule != s) continue;
+    if (opts.kernel_orders && !kernel_runs(g, t, s)) continue;
     for (PartitionKind p : parts) {
       Scored sc{true, Candidate{t, s, p}, {}};
       sc.cost = evaluate(g, b, sc.cand, opts.model);
@@ -205,6 +206,11 @@ std::vector<uint32_t> tile_values(uint32_t extent, uint32_t cap) {
   return {v.begin(), v.end()};
 }
 
+bool kernel_runs(const ConvGeometry& g, const TileShape& t, Schedule s) {
+  if (s == Schedule::kOutputStationary) return true;
+  return s == Schedule::kInputStationary && g.groups == 1 && t.n >= g.in_per_group();
+}
+
 bool tile_allowed(const abi::LayerDesc& d, const ConvGeometry& g, const BoardProfile& board, const TileShape& t,
                   bool abi_limits) {
   if (abi_limits) {
@@ -213,6 +219,7 @@ bool tile_allowed(const abi::LayerDesc& d, const ConvGeometry& g, const BoardPro
     x.tile_n = t.n;
     x.tile_r = t.r;
     x.tile_c = t.c;
+    x.loop_order = abi::kLoopOutputStationary;  // the tile's fit; kernel_runs() checks the order
     if (!abi::layer_fits(x)) return false;
   } else {
     const uint32_t opg = g.out_per_group();
@@ -231,11 +238,17 @@ Result<TilePlan> search_tiles_brute_force(const abi::LayerDesc& d, const BoardPr
   return run_search(d, board, opts, true);
 }
 
-void apply_plan(abi::LayerDesc& d, const TilePlan& plan) {
-  d.tile_m = plan.candidate.tile.m;
-  d.tile_n = plan.candidate.tile.n;
-  d.tile_r = plan.candidate.tile.r;
-  d.tile_c = plan.candidate.tile.c;
+void apply_plan(abi::LayerDesc& d, const TilePlan& plan) { apply_candidate(d, plan.candidate); }
+
+void apply_candidate(abi::LayerDesc& d, const Candidate& c) {
+  d.tile_m = c.tile.m;
+  d.tile_n = c.tile.n;
+  d.tile_r = c.tile.r;
+  d.tile_c = c.tile.c;
+  // Input stationary where the kernel runs it; any other schedule's tiles run output stationary.
+  const bool stationary_input =
+      c.schedule == Schedule::kInputStationary && kernel_runs(conv_geometry(d), c.tile, Schedule::kInputStationary);
+  d.loop_order = stationary_input ? abi::kLoopInputStationary : abi::kLoopOutputStationary;
 }
 
 }  // namespace tessera::plan

@@ -35,6 +35,9 @@ struct SearchOptions {
   bool abi_limits = true;
   // Only this schedule (e.g. kInputStationary = the fixed tiling loop of seeds/000 listing 1.1).
   std::optional<Schedule> schedule;
+  // Only the loop orders the HLS kernel runs (abi::LoopOrder): output stationary, and input
+  // stationary where one tile holds all input channels of an ungrouped conv.
+  bool kernel_orders = false;
   // Worker threads over tile_m values; 0 = hardware concurrency.
   unsigned threads = 0;
 };
@@ -51,6 +54,10 @@ struct TilePlan {
 // (seeds/000 sec. 4.2), the smallest tile for each of the first few tile counts, powers of two.
 std::vector<uint32_t> tile_values(uint32_t extent, uint32_t cap);
 
+// Whether the HLS kernel has a loop order for the schedule of this tile (abi::LoopOrder): output
+// stationary always, input stationary for ungrouped convs whose tile holds every input channel.
+bool kernel_runs(const ConvGeometry& g, const TileShape& t, Schedule s);
+
 // Whether a tile is allowed: abi::layer_fits (if opts.abi_limits) and the board's budget.
 bool tile_allowed(const abi::LayerDesc& d, const ConvGeometry& g, const BoardProfile& board, const TileShape& t,
                   bool abi_limits);
@@ -62,7 +69,10 @@ Result<TilePlan> search_tiles(const abi::LayerDesc& d, const BoardProfile& board
 Result<TilePlan> search_tiles_brute_force(const abi::LayerDesc& d, const BoardProfile& board,
                                           const SearchOptions& opts = {});
 
-// Writes the plan's tile into the descriptor.
+// Writes the plan's tile and loop order into the descriptor.
 void apply_plan(abi::LayerDesc& d, const TilePlan& plan);
+// The same for one candidate: input stationary when its schedule is and the kernel runs it
+// (kernel_runs), else output stationary (the explore space's other schedules keep only tiles).
+void apply_candidate(abi::LayerDesc& d, const Candidate& c);
 
 }  // namespace tessera::plan

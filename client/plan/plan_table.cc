@@ -27,13 +27,16 @@ void print_header(std::ostream& out, const PlanReport& r) {
   const uint32_t cus = plan::effective_board(b, o.space).compute_units;
   out << r.model << " (" << r.source << ") on " << b.name << ": "
       << format("%.0f MHz, %u CU%s of %ux%u int8 MACs, DDR %.1f GB/s, tile budget %.0f KiB", b.fabric_clock_mhz, cus,
-                cus == 1 ? "" : "s", b.mac_lanes, b.mac_channels, b.ddr_gbps,
+                cus == 1 ? "" : "s", b.mac_lanes, b.mac_channels, plan::effective_board(b, o.space).ddr_gbps,
                 static_cast<double>(b.tile_budget_bytes()) / 1024.0)
       << "\n";
   const plan::BoardProfile kb = plan::effective_board(b, plan::SearchSpace::kKernel);
-  out << format("  fabric: %u x %u = %llu int8 MACs/cycle x %u CU x %.0f MHz x 2 = %.1f GOP/s peak\n", kb.mac_lanes,
-                kb.mac_channels, static_cast<unsigned long long>(kb.macs_per_cycle()), kb.compute_units,
-                kb.fabric_clock_mhz, 2.0 * kb.macs_per_cycle() * kb.compute_units * kb.fabric_clock_mhz / 1e3);
+  const uint32_t instances = std::max(1u, b.kernel_instances);
+  out << format("  fabric: %u x %u = %llu int8 MACs/cycle x %u kernel instance%s x %.0f MHz x 2 = %.1f GOP/s peak%s\n",
+                kb.mac_lanes, kb.mac_channels, static_cast<unsigned long long>(kb.macs_per_cycle()), instances,
+                instances == 1 ? "" : "s", kb.fabric_clock_mhz,
+                2.0 * kb.macs_per_cycle() * instances * kb.fabric_clock_mhz / 1e3,
+                instances == 1 ? "" : " (batches side by side; one image runs on one instance)");
   if (!b.part.empty()) {
     const plan::ResourceEstimate e = plan::estimate_resources(b);
     out << "  resources (estimate) on " << b.part << ": " << plan::resource_summary(e)

@@ -231,6 +231,9 @@ class ProgramBuilder {
       const uint32_t shrink = attempt / 25;
       d.tile_r = std::max(1u, rng_.urange(1, std::min(64u, d.out_h + 2)) >> shrink);
       d.tile_c = std::max(1u, rng_.urange(1, std::min(64u, d.out_w + 2)) >> shrink);
+      // The kernel's input-stationary order where it applies (every input channel in the tile).
+      const bool stationary = d.groups == 1 && d.tile_n == in_pg && rng_.chance(0.5);
+      d.loop_order = stationary ? abi::kLoopInputStationary : abi::kLoopOutputStationary;
       if (abi::layer_fits(d)) return true;
     }
     return false;

@@ -185,6 +185,12 @@ inline void randomise_tiles(NetBuilder& net, size_t index) {
       const uint32_t opg = d.out_c / d.groups;
       if (net.uniform(0, 2) == 0 && opg <= abi::kMaxTileM) t.tile_m = opg * static_cast<uint32_t>(net.uniform(1, 4));
       t.tile_n = static_cast<uint32_t>(net.uniform(1, static_cast<int32_t>(d.in_c / d.groups)));
+      // Input stationary half the time where the kernel runs it (every input channel in the tile).
+      t.loop_order = abi::kLoopOutputStationary;
+      if (d.groups == 1 && net.uniform(0, 1) == 0) {
+        t.tile_n = d.in_c;
+        t.loop_order = abi::kLoopInputStationary;
+      }
     }
     t.tile_r = static_cast<uint32_t>(net.uniform(1, static_cast<int32_t>(std::min<uint32_t>(d.out_h + 2, 64))));
     t.tile_c = static_cast<uint32_t>(net.uniform(1, static_cast<int32_t>(std::min<uint32_t>(d.out_w + 2, 64))));

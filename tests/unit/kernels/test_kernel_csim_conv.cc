@@ -124,6 +124,43 @@ TEST(KernelCsim, DepthwiseConvWithStride) {
   }
 }
 
+// The depthwise mode (lane per channel, shift-register window along the kernel row) under
+// every shape it takes: kernel widths 1-7 (kernel_h apart), strides, vertical dilation, fused
+// pool, 70 channels (a partial second lane tile), channel slices, whole-row and column tiles.
+TEST(KernelCsim, DepthwiseModeMatchesReferenceAcrossShapesAndTiles) {
+  struct Shape {
+    uint32_t kh, kw, stride, dh;
+    bool pool;
+  };
+  for (const Shape& sh : {Shape{3, 3, 1, 1, false}, Shape{3, 3, 2, 1, true}, Shape{5, 5, 1, 2, false},
+                          Shape{1, 7, 2, 1, false}, Shape{7, 1, 1, 1, true}, Shape{3, 5, 3, 1, false}}) {
+    NetBuilder net(sh.kh * 100 + sh.kw * 10 + sh.stride);
+    ConvSpec s;
+    s.in_c = s.out_c = s.groups = 70;
+    s.in_h = 15, s.in_w = 17, s.kh = sh.kh, s.kw = sh.kw, s.sh = s.sw = sh.stride, s.dh = sh.dh;
+    s.pad_t = s.pad_b = sh.dh * (sh.kh - 1) / 2, s.pad_l = s.pad_r = (sh.kw - 1) / 2;
+    s.pool = sh.pool, s.ph = s.pw = 2, s.psh = s.psw = 2;
+    ASSERT_TRUE(abi::schedule::depthwise_lanes(s.in_c, s.out_c, s.groups, s.dw));
+    const Tensor in = net.tensor(72, 15, 17), out = net.tensor(73, s.out_h(), s.out_w());
+    net.conv(s, in, 1, out, 3);
+    net.finish(2);
+    for (uint32_t tm : {64u, 35u, 7u}) {
+      for (uint32_t tc : {s.out_w(), 2u}) {
+        LayerDesc& d = net.layers()[0];
+        d.tile_m = tm, d.tile_n = 1, d.tile_r = 3, d.tile_c = tc;
+        ASSERT_TRUE(abi::layer_fits(d)) << tiles_of(d);
+        std::string what = "depthwise kernel ";
+        what += std::to_string(sh.kh);
+        what += 'x';
+        what += std::to_string(sh.kw);
+        what += ' ';
+        what += tiles_of(d);
+        expect_matches_reference(net, what);
+      }
+    }
+  }
+}
+
 TEST(KernelCsim, FusedMaxPoolWithRelu) {
   NetBuilder net(6);
   ConvSpec s;

@@ -14,6 +14,7 @@ namespace {
 
 using csim_test::ConvSpec;
 using csim_test::KernelRun;
+using csim_test::LayerDesc;
 using csim_test::NetBuilder;
 using csim_test::run_kernel;
 using csim_test::run_words;
@@ -61,5 +62,35 @@ TEST(KernelCsim, OversizedTileIsBadLayerWithItsIndex) {
   EXPECT_EQ(run.status[0], abi::kRunBadLayer);
   EXPECT_EQ(run.status[1], 0u);
 }
+
+// Input stationary needs every input channel of an ungrouped conv in one tile; pools and adds
+// have one order. Anything else is a bad layer, not a silently different loop.
+TEST(KernelCsim, InputStationaryOutsideItsConditionsIsBadLayer) {
+  NetBuilder net(15);
+  ConvSpec s;
+  s.in_c = 8, s.in_h = 6, s.in_w = 6, s.out_c = 8, s.kh = 3, s.kw = 3, s.pad_t = s.pad_b = s.pad_l = s.pad_r = 1;
+  const Tensor in = net.tensor(8, 6, 6), out = net.tensor(8, 6, 6), pooled = net.tensor(8, 3, 3);
+  net.conv(s, in, 0, out, 0);
+  net.pool(abi::kPoolMax, 8, out, 0, pooled, 0, 2, 2, 2, 2, 0, 0);
+  net.finish(1);
+  LayerDesc& conv = net.layers()[0];
+  conv.tile_m = 4, conv.tile_n = 8, conv.tile_r = 2, conv.tile_c = 6;
+  conv.loop_order = abi::kLoopInputStationary;
+  ASSERT_EQ(run_kernel(net).status[0], abi::kRunOk);
+
+  conv.tile_n = 4;  // two input-channel slices: no single stationary input tile
+  KernelRun run = run_kernel(net);
+  EXPECT_EQ(run.status[0], abi::kRunBadLayer);
+  EXPECT_EQ(run.status[1], 0u);
+  conv.tile_n = 8;
+  conv.loop_order = 2;  // no such order
+  EXPECT_EQ(run_kernel(net).status[0], abi::kRunBadLayer);
+  conv.loop_order = abi::kLoopOutputStationary;
+  net.layers()[1].loop_order = abi::kLoopInputStationary;  // a pool
+  run = run_kernel(net);
+  EXPECT_EQ(run.status[0], abi::kRunBadLayer);
+  EXPECT_EQ(run.status[1], 1u);
+}
+
 }  // namespace
 }  // namespace tessera

@@ -49,7 +49,7 @@ struct Program {
   std::vector<std::string> names = {"conv1", "pool1", "conv2a", "conv2b", "conv2c"};
 };
 
-TEST(ModelPlan, KernelSpaceRunsOutputStationaryOnOneComputeUnitWithinTheKernelLimits) {
+TEST(ModelPlan, KernelSpaceRunsTheKernelsLoopOrdersOnOneComputeUnitWithinTheKernelLimits) {
   const Program p;
   for (const std::string& name : board_names()) {
     const BoardProfile b = board(name.c_str());
@@ -63,7 +63,14 @@ TEST(ModelPlan, KernelSpaceRunsOutputStationaryOnOneComputeUnitWithinTheKernelLi
       EXPECT_LE(l.ocm_use(), 1.0);
       EXPECT_EQ(l.searched, l.desc.op == abi::kOpConv);
       if (!l.searched) continue;
-      EXPECT_EQ(l.candidate.schedule, Schedule::kOutputStationary) << name << " " << l.name;
+      // Output stationary, or input stationary with every input channel in the tile; the
+      // descriptor carries the order the kernel runs.
+      const bool stationary_input = l.candidate.schedule == Schedule::kInputStationary;
+      EXPECT_TRUE(l.candidate.schedule == Schedule::kOutputStationary || stationary_input) << name << " " << l.name;
+      if (stationary_input) {
+        EXPECT_EQ(l.candidate.tile.n, l.desc.in_c) << name << " " << l.name;
+      }
+      EXPECT_EQ(l.desc.loop_order, stationary_input ? abi::kLoopInputStationary : abi::kLoopOutputStationary);
       EXPECT_EQ(l.candidate.partition, PartitionKind::kKs);
       EXPECT_EQ(l.desc.tile_m, l.candidate.tile.m);
       EXPECT_EQ(l.desc.tile_n, l.candidate.tile.n);
@@ -71,6 +78,33 @@ TEST(ModelPlan, KernelSpaceRunsOutputStationaryOnOneComputeUnitWithinTheKernelLi
       EXPECT_EQ(l.desc.tile_c, l.candidate.tile.c);
     }
   }
+}
+
+// Kernel instances run batches side by side: throughput and peak scale with them, one image's
+// time and DDR traffic do not, and the board's static power is shared between them.
+TEST(ModelPlan, KernelInstancesScaleThroughputNotOneImagesTime) {
+  const Program p;
+  const BoardProfile three = board("aws-f1");
+  ASSERT_EQ(three.kernel_instances, 3u);
+  BoardProfile one = three;
+  one.kernel_instances = 1;
+  auto a = plan_layers(p.layers, p.names, three);
+  auto b = plan_layers(p.layers, p.names, one);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(a->instances(), 3u);
+  EXPECT_DOUBLE_EQ(a->seconds_per_image(), b->seconds_per_image());
+  EXPECT_EQ(a->ddr_bytes(), b->ddr_bytes());
+  EXPECT_NEAR(a->images_per_second(), 3 * b->images_per_second(), 1e-9 * b->images_per_second());
+  EXPECT_NEAR(a->peak_gops(), 3 * b->peak_gops(), 1e-9);
+  const double static_uj = three.static_watts * a->seconds_per_image() * 1e6;
+  EXPECT_NEAR(a->energy_uj(), b->energy_uj() - static_uj * 2 / 3, 1e-6 * b->energy_uj());
+  // One instance reaches its own DDR channel, not the card's four.
+  EXPECT_DOUBLE_EQ(effective_board(three, SearchSpace::kKernel).ddr_gbps, three.instance_ddr_gbps);
+  PlanOptions explore;
+  explore.space = SearchSpace::kExplore;
+  auto e = plan_layers(p.layers, p.names, three, explore);
+  ASSERT_TRUE(e.is_ok());
+  EXPECT_EQ(e->instances(), 1u);
 }
 
 TEST(ModelPlan, ExploreSpaceUsesTheProfilesComputeUnitsAndLeavesDescriptorsAlone) {
