@@ -68,6 +68,8 @@ conflicting_names() {
     sed -E 's/^ //; s/ : $//; s/^Depends: //; s/^Remv //; s/:.*//' | sort -u
 }
 
+multi_arch_same() { apt-cache show "$1" 2>/dev/null | grep -qx "Multi-Arch: same"; }
+
 install_missing() {
   # The libraries for amd64 too: the cross test's client (build/bin/tessera) is an x86_64 build,
   # and naming both arches in one apt-get call keeps Multi-Arch: same pairs at one version.
@@ -96,7 +98,11 @@ install_missing() {
       [[ " ${pins[*]} " == *" $name="* ]] && continue
       v=$(common_version "$name") || true
       [ -n "$v" ] || continue
-      pins+=("$name=$v" "$name:$deb_arch=$v")
+      # The foreign twin only where the two can be installed side by side: a package that is not
+      # Multi-Arch: same (libpq-dev, libxmlsec1-dev, ...) came up only because the amd64 side needs
+      # the common version too; naming its twin would ask apt for two that conflict.
+      pins+=("$name=$v")
+      if multi_arch_same "$name"; then pins+=("$name:$deb_arch=$v"); fi
       added=1
     done
     if [ "$added" -eq 0 ]; then
