@@ -5,6 +5,7 @@
 #include <set>
 
 #include "accel/plan/partition.h"
+#include "accel/plan/pool_fusion.h"
 #include "accel/quant/quantize.h"
 
 namespace tessera::plan {
@@ -37,11 +38,15 @@ class Compiler {
     CompiledProgram& prog = out.program;
     for (const FabricLayer& layer : p_.layers) {
       TESSERA_ASSIGN_OR_RETURN(abi::LayerDesc desc, describe(layer, prog));
-      if (Status s = choose_tiles(desc); !s.is_ok()) {
-        return Status(s.code(), "layer '" + layer.name + "': " + s.message());
-      }
       prog.layers.push_back(desc);
       out.layer_names.push_back(layer.name);
+    }
+    pools_folded_ =
+        fuse_pools_into_producers(prog.layers, out.layer_names, offsets_.at(place(p_.fabric_output).buffer));
+    for (size_t i = 0; i < prog.layers.size(); ++i) {
+      if (Status s = choose_tiles(prog.layers[i]); !s.is_ok()) {
+        return Status(s.code(), "layer '" + out.layer_names[i] + "': " + s.message());
+      }
     }
     TESSERA_ASSIGN_OR_RETURN(out.plan, plan_layers_cached(prog.layers, out.layer_names, options_.board, options_.plan,
                                                           options_.model_name, options_.cache, &out.plan_from_cache));
@@ -282,6 +287,9 @@ class Compiler {
                     p_.layers.back().name + "); host:";
     if (p_.host_nodes.empty()) s += " nothing";
     for (size_t n : p_.host_nodes) s += std::string(" ") + op_kind_name(graph_.nodes[n].op);
+    if (pools_folded_ > 0) {
+      s += "; " + std::to_string(pools_folded_) + " max-pool(s) after a concat folded into the convs that write it";
+    }
     if (!p_.stop_reason.empty()) s += "; fabric ends at " + p_.stop_reason;
     return s;
   }
@@ -295,6 +303,7 @@ class Compiler {
   std::map<std::string, float> scales_;
   std::map<std::string, uint32_t> offsets_;
   uint32_t arena_bytes_ = 0;
+  uint32_t pools_folded_ = 0;  // standalone max-pools folded into their producers (pool_fusion.h)
 };
 
 }  // namespace
