@@ -175,6 +175,35 @@ Result<BatchingConfig> batching_config(const toml::table& root, const std::files
   return b;
 }
 
+Result<InstancesConfig> instances_config(const toml::table& root, const std::filesystem::path& file) {
+  InstancesConfig instances;
+  const auto* node = root.get("instances");
+  if (!node) return instances;
+  const auto* table = node->as_table();
+  if (!table) return config_error(file, "instances", "must be a table");
+  TESSERA_RETURN_IF_ERROR(only_known_keys(*table, file, "instances.", {"count", "devices"}));
+  if (table->contains("count") && table->contains("devices")) {
+    return config_error(file, "instances", "takes count or devices, not both");
+  }
+  if (const auto* count = table->get("count")) {
+    auto value = count->value_exact<int64_t>();
+    if (!value || *value < 1 || *value > 256) return config_error(file, "instances.count", "must be from 1 to 256");
+    instances.count = static_cast<uint32_t>(*value);
+  }
+  if (const auto* devices = table->get("devices")) {
+    const auto* list = devices->as_array();
+    if (!list || list->empty()) return config_error(file, "instances.devices", "must be a non-empty array of indices");
+    for (const auto& item : *list) {
+      auto index = item.value_exact<int64_t>();
+      if (!index || *index < 0 || *index > 1023) {
+        return config_error(file, "instances.devices", "must hold device indices from 0 to 1023");
+      }
+      instances.devices.push_back(static_cast<unsigned>(*index));
+    }
+  }
+  return instances;
+}
+
 // A file named by `key`, relative to the model folder; it must exist.
 Result<std::filesystem::path> existing_file(const toml::table& root, const std::filesystem::path& file,
                                             const std::filesystem::path& dir, const std::string& key) {
@@ -232,7 +261,8 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
   TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(file));
   TESSERA_RETURN_IF_ERROR(only_known_keys(
       root, file, "",
-      {"name", "file", "format", "weights", "mean_file", "labels", "precision", "input", "quantization", "batching"}));
+      {"name", "file", "format", "weights", "mean_file", "labels", "precision", "input", "quantization", "batching",
+       "instances"}));
   ModelConfig config;
   config.dir = std::filesystem::absolute(dir);
   TESSERA_ASSIGN_OR_RETURN(config.name, required_string(root, file, "name"));
@@ -269,6 +299,7 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
     config.precision = *value;
   }
   TESSERA_ASSIGN_OR_RETURN(config.batching, batching_config(root, file));
+  TESSERA_ASSIGN_OR_RETURN(config.instances, instances_config(root, file));
   return config;
 }
 

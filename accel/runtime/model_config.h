@@ -27,6 +27,12 @@ struct BatchingConfig {
   std::optional<uint32_t> max_queue;           // waiting requests before RESOURCE_EXHAUSTED
 };
 
+// [instances]: which of the daemon's device instances (--devices) the model runs on; unset: all.
+struct InstancesConfig {
+  std::optional<uint32_t> count;  // the first `count` of the daemon's devices
+  std::vector<unsigned> devices;  // these device indices (non-empty: `count` is unset)
+};
+
 struct ModelConfig {
   std::string name;
   std::filesystem::path dir;
@@ -39,6 +45,7 @@ struct ModelConfig {
   QuantConfig quantization;
   std::string precision;  // "int8" | "fp32"; empty: the daemon's --precision
   BatchingConfig batching;
+  InstancesConfig instances;
 };
 
 // Parses DIR/model.toml; the error names the file and the offending key.

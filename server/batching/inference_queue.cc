@@ -252,6 +252,7 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
     result.classes = top_k_classes(inference->scores[i], job.top_k, model.config().labels);
     result.probabilities = inference->scores[i];
     result.batch_size = static_cast<uint32_t>(running.size());
+    result.device = inference->device;
     result.timing = timings[i];
     result.timing.inference_us = micros_between(run_start, run_end);
     result.timing.fabric_us = inference->fabric_us;

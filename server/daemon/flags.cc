@@ -98,7 +98,8 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
            "Static files of the web UI (default: <binary>/../share/tessera/web when installed, else the source "
            "tree's web/, else ./web)",
            &o.web_root),
-      number("workers", "Batches in flight at once (the int8 pipeline overlaps their stages)", &o.workers, 1, 256),
+      number("workers", "Batches in flight at once per device instance (the int8 pipeline overlaps their stages)",
+             &o.workers, 1, 256),
       number("http-threads", "HTTP I/O threads", &o.http_threads, 1, 256),
       text("precision",
            "int8: conv layers on the fabric (or its emulator), FC on the host; fp32: everything on the host's float "
@@ -108,13 +109,17 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
            "Where the fabric part runs: " + device_kinds() +
                " (auto: a Xilinx board when one and an xclbin are there, else the emulator)",
            &o.device.kind),
+      text("devices",
+           "Device instances the models run on: all (every Xilinx device XRT sees; one emulator) or indices "
+           "\"0,1\" (emu: that many instances, the hardware threads split between them); a batch goes to the "
+           "instance with the least outstanding work",
+           &o.device.devices),
       path("xclbin", "Accelerator binary for --device xrt/auto (else $TESSERA_XCLBIN)", &o.device.xclbin),
       text("board", "Board profile the tiles are planned for and the emulator models (accel/plan/boards)",
            &o.device.board),
       text("emu-faults",
            "Emulator fault injection for tests: fail-run=N, hang-run=N, wedge-run=N, corrupt-run=N, fail-load=N (N+ = "
-           "from the "
-           "Nth on), reset-ms=MS, comma-separated ('' = none)",
+           "from the Nth on), reset-ms=MS, instance=I (only device I), comma-separated ('' = none)",
            &o.device.emu_faults),
       number("device-timeout-ms", "A device run taking longer is aborted; its batch is answered UNAVAILABLE",
              &o.device_timeout_ms, 1, 3'600'000),

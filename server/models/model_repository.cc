@@ -11,6 +11,32 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The device instances a model's [instances] picks from the daemon's `all` (all of them unless it
+// says otherwise). INVALID_ARGUMENT when it names more, or other, devices than the daemon has.
+Result<std::vector<std::shared_ptr<DeviceSupervisor>>> pick_devices(
+    const InstancesConfig& wanted, const std::vector<std::shared_ptr<DeviceSupervisor>>& all) {
+  if (wanted.count) {
+    if (*wanted.count > all.size()) {
+      return Status::invalid_argument("[instances] count = " + std::to_string(*wanted.count) + " but the daemon has " +
+                                      std::to_string(all.size()) + " device(s) (--devices)");
+    }
+    return std::vector<std::shared_ptr<DeviceSupervisor>>(all.begin(), all.begin() + *wanted.count);
+  }
+  if (wanted.devices.empty()) return all;
+  std::vector<std::shared_ptr<DeviceSupervisor>> picked;
+  for (unsigned index : wanted.devices) {
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& d) { return d->index() == index; });
+    if (it == all.end()) {
+      std::string have;
+      for (const auto& d : all) have += (have.empty() ? "" : ",") + std::to_string(d->index());
+      return Status::invalid_argument("[instances] devices names device " + std::to_string(index) +
+                                      ", which the daemon does not drive (--devices " + have + ")");
+    }
+    picked.push_back(*it);
+  }
+  return picked;
+}
+
 // Loads one model folder; errors say which folder.
 Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir, EngineOptions engine_options,
                                                 BatchPolicy batching) {
@@ -31,6 +57,11 @@ Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir, EngineOptio
         return fail(Status::invalid_argument("precision \"int8\" needs a device"));
       }
     }
+    if (!engine_options.instances.empty()) {
+      auto picked = pick_devices(config->instances, engine_options.instances);
+      if (!picked) return fail(picked.status());
+      engine_options.instances = std::move(picked).value();
+    }
     auto engine = Engine::load(*config, engine_options);
     if (!engine) return fail(engine.status());
     auto model = std::make_unique<ServedModel>();
@@ -38,6 +69,7 @@ Result<std::unique_ptr<ServedModel>> load_model(const fs::path& dir, EngineOptio
     model->batching = batching;
     model->precision = precision_name(engine_options.precision);
     model->device = engine_options.precision == Precision::kInt8 ? engine_options.device->info().kind : "host";
+    for (const DeviceSupervisor* instance : model->engine->instances()) model->devices.push_back(instance->index());
     return model;
   } catch (const std::exception& e) {
     return fail(Status::internal(e.what()));
@@ -80,18 +112,25 @@ Result<std::unique_ptr<ModelRepository>> ModelRepository::load(const fs::path& r
                  b.max_queue, (*model)->engine->summary());
     models.push_back(std::move(model).value());
   }
-  return std::make_unique<ModelRepository>(std::move(models), engine_options.supervisor);
+  std::vector<std::shared_ptr<DeviceSupervisor>> devices = engine_options.instances;
+  if (devices.empty() && engine_options.supervisor) devices.push_back(engine_options.supervisor);
+  return std::make_unique<ModelRepository>(std::move(models), std::move(devices));
 }
 
 ModelRepository::ModelRepository(std::vector<std::unique_ptr<ServedModel>> models,
-                                 std::shared_ptr<DeviceSupervisor> supervisor)
-    : models_(std::move(models)), supervisor_(std::move(supervisor)) {}
+                                 std::vector<std::shared_ptr<DeviceSupervisor>> devices)
+    : models_(std::move(models)), devices_(std::move(devices)) {}
 
 Status ModelRepository::device_ready() const {
-  if (!supervisor_) return Status::ok();
-  const DeviceHealth health = supervisor_->health();
-  if (health.state == DeviceState::kServing) return Status::ok();
-  return Status::unavailable(std::string("device ") + device_state_name(health.state) + ": " + health.reason);
+  std::string why;
+  for (const auto& device : devices_) {
+    const DeviceHealth health = device->health();
+    if (health.state == DeviceState::kServing) return Status::ok();
+    if (!why.empty()) why += "; ";
+    why += "device " + (devices_.size() > 1 ? std::to_string(device->index()) + " " : std::string()) +
+           device_state_name(health.state) + ": " + health.reason;
+  }
+  return why.empty() ? Status::ok() : Status::unavailable(why);
 }
 
 const ServedModel* ModelRepository::find(std::string_view name) const {

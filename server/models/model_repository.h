@@ -26,6 +26,7 @@ struct ServedModel {
   BatchPolicy batching;
   std::string precision;  // "int8" | "fp32"
   std::string device;     // "emu" | "xrt" | "host" (fp32)
+  std::vector<unsigned> devices;  // int8: the daemon's device instances it runs on (indices)
 
   const ModelConfig& config() const { return engine->config(); }
   const std::string& name() const { return config().name; }
@@ -38,15 +39,17 @@ class ModelRepository {
   // default. A folder that fails to load, two models with one name, or no model at all is an
   // error naming the folder and why.
   // Every model gets `engine_options` (precision, device, plan) and `batching`, except where its
-  // model.toml says otherwise (precision, [batching]); the engine's max_batch is the model's.
+  // model.toml says otherwise (precision, [batching], [instances]); the engine's max_batch is the
+  // model's. engine_options.instances: the daemon's device instances (an int8 model runs on all
+  // of them unless its [instances] picks some).
   static Result<std::unique_ptr<ModelRepository>> load(const std::filesystem::path& root,
                                                        const EngineOptions& engine_options = {},
                                                        const BatchPolicy& batching = {});
 
-  // From models loaded elsewhere (tests); the first is the default. `supervisor`: the health of
-  // the device the int8 models run on (null: none, or no one watches it).
+  // From models loaded elsewhere (tests); the first is the default. `devices`: the health of
+  // each device instance the int8 models run on (empty: none, or no one watches them).
   explicit ModelRepository(std::vector<std::unique_ptr<ServedModel>> models,
-                           std::shared_ptr<DeviceSupervisor> supervisor = nullptr);
+                           std::vector<std::shared_ptr<DeviceSupervisor>> devices = {});
 
   // The named model, or the default one for an empty name; nullptr when there is none.
   const ServedModel* find(std::string_view name) const;
@@ -54,14 +57,15 @@ class ModelRepository {
   const std::vector<std::unique_ptr<ServedModel>>& models() const { return models_; }
   std::vector<std::string> names() const;
 
-  // Readiness as far as the device goes: OK while it serves (or no model uses it), else
-  // UNAVAILABLE "device recovering: ..." or "device out of service: ...".
+  // Readiness as far as the devices go: OK while one of them serves (or there is none), else
+  // UNAVAILABLE "device 0 recovering: ...; device 1 out of service: ...".
   Status device_ready() const;
-  DeviceSupervisor* supervisor() const { return supervisor_.get(); }
+  // The daemon's device instances, by index (--devices order).
+  const std::vector<std::shared_ptr<DeviceSupervisor>>& devices() const { return devices_; }
 
  private:
   std::vector<std::unique_ptr<ServedModel>> models_;
-  std::shared_ptr<DeviceSupervisor> supervisor_;
+  std::vector<std::shared_ptr<DeviceSupervisor>> devices_;
 };
 
 }  // namespace tessera
