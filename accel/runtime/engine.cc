@@ -118,7 +118,8 @@ int Engine::pick_instance(const std::vector<bool>& tried) const {
 Result<Inference> Engine::infer_on_instances(const Tensor& batch) const {
   if (int8_.size() == 1) return int8_.front()->infer(batch);
   std::vector<bool> tried(int8_.size(), false);
-  Result<Inference> result = Status::unavailable(model_error_prefix(config_) + "every device instance is out of service");
+  Result<Inference> result =
+      Status::unavailable(model_error_prefix(config_) + "every device instance is out of service");
   for (int i = pick_instance(tried); i >= 0; i = pick_instance(tried)) {
     tried[static_cast<size_t>(i)] = true;
     Int8Path& path = *int8_[static_cast<size_t>(i)];

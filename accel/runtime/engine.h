@@ -106,7 +106,7 @@ class Engine {
   bool ends_with_softmax_ = false;
   EngineOptions options_;
   std::string summary_;
-  std::vector<std::unique_ptr<Int8Path>> int8_;  // one per device instance
+  std::vector<std::unique_ptr<Int8Path>> int8_;     // one per device instance
   mutable std::atomic<unsigned> next_instance_{0};  // where the tie-break among instances starts
 };
 

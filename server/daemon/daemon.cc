@@ -63,8 +63,9 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
     d->apply_readiness();
   }
   for (const auto& device : d->models_->devices()) {
-    device->set_listener(
-        [daemon = d.get(), index = device->index()](const DeviceEvent& event) { daemon->on_device_event(index, event); });
+    device->set_listener([daemon = d.get(), index = device->index()](const DeviceEvent& event) {
+      daemon->on_device_event(index, event);
+    });
   }
   return d;
 }
@@ -123,7 +124,16 @@ Status Daemon::load_models(Startup& startup) {
   engine_options.device = engine_options.supervisor->shared_device();
   spdlog::info("tile plans: objective {}, cache {}", options_.objective,
                options_.plan_cache.empty() ? std::string("in memory") : options_.plan_cache.string());
-  TESSERA_ASSIGN_OR_RETURN(models_, ModelRepository::load(options_.models_dir, engine_options, options_.batching));
+  RepositoryOptions repository;
+  repository.engine = engine_options;
+  repository.batching = options_.batching;
+  if (options_.model_control == "poll")
+    repository.poll_interval = std::chrono::milliseconds(options_.repository_poll_ms);
+  spdlog::info("model control: {}{}", options_.model_control,
+               options_.model_control == "poll" ? " (" + options_.models_dir.string() + " rescanned every " +
+                                                      std::to_string(options_.repository_poll_ms) + " ms)"
+                                                : std::string());
+  TESSERA_ASSIGN_OR_RETURN(models_, ModelRepository::load(options_.models_dir, repository));
   return Status::ok();
 }
 
@@ -142,9 +152,9 @@ std::vector<std::unique_ptr<telemetry::PowerSource>> Daemon::power_sources(const
     auto board = plan::load_board_profile(labels.board);
     if (board) {
       labels.static_watts = board->static_watts;
-      sources.push_back(std::make_unique<telemetry::ModelSource>(
-          board->static_watts,
-          [this, index = device.index()] { return stats_ ? stats_->modeled_dynamic_joules(index) : 0.0; }));
+      sources.push_back(std::make_unique<telemetry::ModelSource>(board->static_watts, [this, index = device.index()] {
+        return stats_ ? stats_->modeled_dynamic_joules(index) : 0.0;
+      }));
     } else {
       spdlog::warn("telemetry: no power model: {}", board.status().message());
     }
@@ -172,9 +182,8 @@ void Daemon::start_telemetry_and_queue() {
   queue_options.decode_limits.max_pixels = options_.max_image_pixels;
   // The queue reports to the stats and the stats read the queue's depths: stats first, then the
   // queue, then the stats learn of the queue (before any job).
-  std::vector<const ServedModel*> served;
-  for (const auto& m : models_->models()) served.push_back(m.get());
-  stats_ = std::make_unique<telemetry::ServerStats>(served, std::move(device_labels), nullptr);
+  stats_ = std::make_unique<telemetry::ServerStats>(models_.get(), std::move(device_labels), nullptr);
+  models_->set_on_loaded([stats = stats_.get()](const ServedModel& model) { stats->add_model(model.name()); });
   queue_options.observer = stats_.get();
   queue_ = std::make_unique<InferenceQueue>(queue_options);
   stats_->set_queue(queue_.get());
@@ -287,6 +296,7 @@ void Daemon::stop() {
   // An engine may still be resetting the device: its events no longer reach the servers.
   if (models_) {
     for (const auto& device : models_->devices()) device->set_listener(nullptr);
+    models_->set_on_loaded(nullptr);  // a load finishing later no longer reaches the stats
   }
   if (fleet_) fleet_->stop();  // before the HTTP side: its callbacks write through HTTP sessions
   // HTTP answers are written on the io threads: give the last ones time to go out.

@@ -39,6 +39,10 @@ class FleetService;
 // Every setting of the daemon (flags.h lists them as flags and config keys).
 struct DaemonOptions {
   std::filesystem::path models_dir = "models";
+  // explicit: the models of models_dir at start, then what the repository API loads and unloads;
+  // poll: also rescans models_dir every repository_poll_ms for added, changed and removed folders.
+  std::string model_control = "explicit";
+  int repository_poll_ms = 1000;
   std::string listen = "127.0.0.1";
   int grpc_port = 50051;  // 0 picks a free port
   int http_port = 8080;   // 0 picks a free port

@@ -83,7 +83,16 @@ Status apply_value(const std::filesystem::path& file, const DaemonFlag& f, const
 
 std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
   return {
-      path("models", "Model repository: one subfolder with a model.toml per model", &o.models_dir),
+      path("models",
+           "Model repository: one subfolder with a model.toml per model (its files there, or in numbered version "
+           "subfolders)",
+           &o.models_dir),
+      text("model-control",
+           "explicit: the repository's models at start, then what POST /v2/repository/models/NAME/load|unload (and "
+           "tessera models load|unload) say; poll: also picks up added, changed and removed folders",
+           &o.model_control, {"explicit", "poll"}),
+      number("repository-poll-ms", "Poll mode: milliseconds between rescans of --models", &o.repository_poll_ms, 50,
+             3'600'000),
       text("listen", "Address both servers listen on", &o.listen),
       number("grpc-port", "gRPC port (0 = pick a free one)", &o.grpc_port, 0, 65535),
       number("http-port", "HTTP port (0 = pick a free one)", &o.http_port, 0, 65535),

@@ -19,15 +19,16 @@ double quantile(const std::vector<uint64_t>& v, double q) {
 
 }  // namespace
 
-ServerStats::ServerStats(std::vector<const ServedModel*> models, std::vector<DeviceLabels> devices,
+ServerStats::ServerStats(const ModelRepository* repository, std::vector<DeviceLabels> devices,
                          const InferenceQueue* queue, std::chrono::seconds window)
-    : models_(std::move(models)),
+    : repository_(repository),
       devices_(std::move(devices)),
       queue_(queue),
       window_(window),
       device_totals_(devices_.size()) {
-  const std::vector<std::string> stages(std::begin(kStages), std::end(kStages));
-  for (const ServedModel* served : models_) model_series_[served->name()] = metrics_.add_model(served->name(), stages);
+  if (repository_) {
+    for (const std::string& name : repository_->names()) add_model(name);
+  }
   // One device: no `device` label (see metrics/tessera_metrics.h); several: device="0", ...
   for (const DeviceLabels& device : devices_) {
     prometheus::Labels labels;
@@ -37,6 +38,18 @@ ServerStats::ServerStats(std::vector<const ServedModel*> models, std::vector<Dev
 }
 
 ServerStats::~ServerStats() = default;
+
+void ServerStats::add_model(const std::string& name) { (void)series_of(name); }
+
+const metrics::ModelSeries& ServerStats::series_of(const std::string& name) const {
+  std::lock_guard lock(series_mu_);
+  auto it = model_series_.find(name);
+  if (it == model_series_.end()) {
+    const std::vector<std::string> stages(std::begin(kStages), std::end(kStages));
+    it = model_series_.emplace(name, metrics_.add_model(name, stages)).first;
+  }
+  return it->second;
+}
 
 size_t ServerStats::device_slot(int index) const {
   for (size_t i = 0; i < devices_.size(); ++i) {
@@ -54,9 +67,7 @@ void ServerStats::on_device_error(unsigned index) {
 }
 
 void ServerStats::on_batch(const ServedModel& model, size_t size) {
-  if (auto it = model_series_.find(model.name()); it != model_series_.end()) {
-    it->second.batch_size->Observe(static_cast<double>(size));
-  }
+  series_of(model.name()).batch_size->Observe(static_cast<double>(size));
   std::lock_guard lock(mu_);
   ++batch_sizes_[model.name()][static_cast<uint32_t>(size)];
 }
@@ -79,17 +90,15 @@ void ServerStats::on_answer(const InferenceJob& job, const Result<ClassifyResult
            r.device};
   const size_t slot = device_slot(r.device);
   // The Prometheus series have their own locks: updated outside mu_, which guards only the window
-  // and the totals below. A model has series when it was served from the start (all are).
-  const auto series = model_series_.find(model);
-  if (series != model_series_.end()) {
-    series->second.images->Increment();
-    for (size_t i = 0; i < std::size(kStages); ++i) {
-      series->second.stage_latency[i]->Observe(static_cast<double>(a.stage_us[i]) * 1e-6);
-    }
+  // and the totals below.
+  const metrics::ModelSeries& series = series_of(model);
+  series.images->Increment();
+  for (size_t i = 0; i < std::size(kStages); ++i) {
+    series.stage_latency[i]->Observe(static_cast<double>(a.stage_us[i]) * 1e-6);
   }
   double dynamic_joules = 0;
   if (r.energy_uj > 0) {
-    if (series != model_series_.end()) series->second.modeled_energy->Increment(r.energy_uj * 1e-6);
+    series.modeled_energy->Increment(r.energy_uj * 1e-6);
     // The plan's energy holds the board's static power over the layer times; the power model
     // adds static power itself, so only the dynamic part accumulates.
     const double static_watts = slot < devices_.size() ? devices_[slot].static_watts : 0.0;
@@ -164,6 +173,11 @@ TelemetrySnapshot ServerStats::snapshot() const {
       if (auto reading = sampler->latest_power_reading()) s.rails_watts = reading->rails_watts;
     }
   }
+  // The models served now, and their queues' depths (summed over a model's versions).
+  std::map<std::string, size_t> depths;
+  if (repository_) {
+    for (const auto& served : repository_->models()) depths[served->name()] += queue_ ? queue_->depth(served.get()) : 0;
+  }
   const auto now = Clock::now();
   // The window, or the time since start when that is shorter (rates right after start).
   const double seconds = std::chrono::duration<double>(std::min<Clock::duration>(window_, now - started_)).count();
@@ -173,11 +187,10 @@ TelemetrySnapshot ServerStats::snapshot() const {
   s.modeled_energy_joules = modeled_joules_;
   if (seconds > 0) s.images_per_second = static_cast<double>(recent_.size()) / seconds;
   device_stats(s, seconds);
-  for (const ServedModel* served : models_) {
-    const std::string& name = served->name();
+  for (const auto& [name, depth] : depths) {
     ModelStats m;
     m.name = name;
-    if (queue_) m.queue_depth = queue_->depth(served);
+    m.queue_depth = depth;
     s.queue_depth += m.queue_depth;
     const size_t n = static_cast<size_t>(
         std::count_if(recent_.begin(), recent_.end(), [&](const Answer& a) { return a.model == name; }));
@@ -242,9 +255,7 @@ std::string ServerStats::expose_metrics() const {
   std::lock_guard lock(scrape_mu_);
   const TelemetrySnapshot s = snapshot();
   for (const ModelStats& model : s.models) {
-    if (auto it = model_series_.find(model.name); it != model_series_.end()) {
-      it->second.queue_depth->Set(static_cast<double>(model.queue_depth));
-    }
+    series_of(model.name).queue_depth->Set(static_cast<double>(model.queue_depth));
   }
   const metrics::DaemonSeries& daemon = metrics_.daemon();
   daemon.images_per_second->Set(s.images_per_second);

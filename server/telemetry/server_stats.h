@@ -21,6 +21,10 @@
 #include "server/metrics/tessera_metrics.h"
 #include "server/telemetry/sampler.h"
 
+namespace tessera {
+class ModelRepository;
+}
+
 namespace tessera::telemetry {
 
 // The request stages timed for every answer (Timing in classify_result.h).
@@ -89,12 +93,15 @@ struct DeviceLabels {
 
 class ServerStats : public QueueObserver {
  public:
-  // `models`: the served models (their metric children are made up front, so series exist at 0
-  // before traffic). `devices`: the device instances, at least one; with several, each one's
-  // series carry a `device` label. Models, `queue` (may be null) and the devices' samplers and
-  // supervisors must outlive this object.
-  ServerStats(std::vector<const ServedModel*> models, std::vector<DeviceLabels> devices, const InferenceQueue* queue,
+  // `repository`: the served models, read at each snapshot (the series of those served now are
+  // made up front, so they exist at 0 before traffic; add_model() makes a later one's).
+  // `devices`: the device instances; with several, each one's series carry a `device` label. The
+  // repository, `queue` (may be null) and the devices' samplers and supervisors must outlive this.
+  ServerStats(const ModelRepository* repository, std::vector<DeviceLabels> devices, const InferenceQueue* queue,
               std::chrono::seconds window = std::chrono::seconds(10));
+
+  // Makes model `name`'s series (at 0) unless it has them; thread-safe.
+  void add_model(const std::string& name);
   ~ServerStats() override;
 
   void on_batch(const ServedModel& model, size_t size) override;
@@ -138,7 +145,10 @@ class ServerStats : public QueueObserver {
   void trim(std::chrono::steady_clock::time_point now) const;
   std::vector<StageLatency> latencies(const std::string& model) const;  // mu_ held; "" = all
 
-  const std::vector<const ServedModel*> models_;
+  // Model `name`'s series, made on first use; series_mu_ guards the map, not the series.
+  const metrics::ModelSeries& series_of(const std::string& name) const;
+
+  const ModelRepository* repository_;
   const std::vector<DeviceLabels> devices_;
   const InferenceQueue* queue_;
   const std::chrono::steady_clock::duration window_;
@@ -148,16 +158,17 @@ class ServerStats : public QueueObserver {
   mutable std::deque<Answer> recent_;
   std::map<std::string, std::map<uint32_t, uint64_t>> batch_sizes_;
   std::map<std::string, std::pair<uint64_t, uint64_t>> outcomes_;  // model -> ok, failed
-  std::vector<DeviceTotals> device_totals_;  // by position in devices_
+  std::vector<DeviceTotals> device_totals_;                        // by position in devices_
   double modeled_joules_ = 0;
   bool ready_ = false;
 
   // The Prometheus series. The per-model and device series are made once in the constructor and
   // only read afterwards (no lock); tessera_requests_total's are looked up per answer.
-  metrics::TesseraMetrics metrics_;
-  std::map<std::string, metrics::ModelSeries> model_series_;  // by model name
-  std::vector<metrics::DeviceSeries> device_series_;  // by position in devices_
-  mutable std::mutex scrape_mu_;  // one scrape's update-then-serialise at a time
+  mutable metrics::TesseraMetrics metrics_;
+  mutable std::mutex series_mu_;
+  mutable std::map<std::string, metrics::ModelSeries> model_series_;  // by model name
+  std::vector<metrics::DeviceSeries> device_series_;                  // by position in devices_
+  mutable std::mutex scrape_mu_;                                      // one scrape's update-then-serialise at a time
 };
 
 }  // namespace tessera::telemetry
