@@ -217,18 +217,28 @@ void ModelRepository::poll() {
   if (root_.empty()) return;
   auto dirs = model_folders(root_);
   if (!dirs) return spdlog::warn("model repository poll: {}", dirs.status().message());
-  std::set<fs::path> present(dirs->begin(), dirs->end());
+  // Read the folders before taking the lock: requests look models up under it.
+  struct Seen {
+    fs::path dir;
+    std::string name;
+    fs::file_time_type stamp;
+  };
+  std::vector<Seen> seen;
+  for (const fs::path& dir : *dirs) seen.push_back({dir, folder_model_name(dir), newest_change(dir)});
+  const std::set<fs::path> present(dirs->begin(), dirs->end());
   std::vector<std::string> gone, changed;
   {
     std::lock_guard lock(mu_);
     for (const auto& [name, entry] : entries_) {
       if (!entry.versions.empty() && !present.contains(entry.dir)) gone.push_back(name);
     }
-    for (const fs::path& dir : *dirs) {
-      const std::string name = folder_model_name(dir);
-      auto it = entries_.find(name);
-      if (it == entries_.end() || (!it->second.loading && it->second.stamp != newest_change(dir))) {
-        changed.push_back(name);
+    for (const Seen& folder : seen) {
+      auto it = entries_.find(folder.name);
+      std::error_code ec;
+      // Another folder that names a model already served from its own folder is not that model.
+      if (it != entries_.end() && it->second.dir != folder.dir && fs::exists(it->second.dir, ec)) continue;
+      if (it == entries_.end() || (!it->second.loading && it->second.stamp != folder.stamp)) {
+        changed.push_back(folder.name);
       }
     }
   }

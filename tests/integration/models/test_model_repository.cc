@@ -13,8 +13,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "tests/integration/daemon_test.h"
@@ -49,10 +51,13 @@ class Repository {
   }
   const fs::path& root() const { return root_; }
 
-  // An unversioned copy of the bundled model named `name`, in folder `name`.
+  // An unversioned copy of the bundled model named `name`, in folder `name`: made beside the
+  // repository and moved in at once, so a poll never sees it half written.
   void add_copy(const std::string& name) const {
-    fs::copy(bundled_models_dir() / kFmnistModel, root_ / name, fs::copy_options::recursive);
-    write_toml(root_ / name, name, "");
+    const fs::path staging = root_.string() + "-staging-" + name;
+    fs::copy(bundled_models_dir() / kFmnistModel, staging, fs::copy_options::recursive);
+    write_toml(staging, name, "");
+    fs::rename(staging, root_ / name);
   }
   // Version `version` of fashion-mnist: a copy of version 1's files.
   void add_version(int version) const {
