@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/integration/cli_test_util.h"
 #include "tests/integration/daemon_test.h"
 #include "tests/integration/fmnist_images.h"
 #include "tests/integration/kserve_client.h"
@@ -300,6 +301,26 @@ TEST_F(ModelRepositoryTest, TheRepositoryApiWantsTheBearerToken) {
   v1::UnloadModelResponse response;
   EXPECT_TRUE(stub_->UnloadModel(&context, request, &response).ok());
   EXPECT_EQ(row("spare")["reason"], "unloaded");
+}
+
+TEST_F(ModelRepositoryTest, TheCliListsLoadsAndUnloads) {
+  start();
+  const std::string server = daemon_->grpc_address();
+  const ProcessOutput unloaded = run_tessera({"models", "unload", "spare", "--server", server});
+  EXPECT_EQ(unloaded.exit_status, 0) << unloaded.err;
+  EXPECT_EQ(unloaded.out, "unloaded spare\n");
+  const ProcessOutput listed = run_tessera({"models", "index", "--server", server});
+  EXPECT_NE(listed.out.find("spare  -  UNAVAILABLE  unloaded"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("fashion-mnist  1  READY"), std::string::npos) << listed.out;
+  const ProcessOutput loaded = run_tessera({"models", "load", "spare", "--server", server});
+  EXPECT_EQ(loaded.exit_status, 0) << loaded.err;
+  ASSERT_TRUE(eventually([&] { return row("spare", "1").is_object(); })) << index().dump();
+  const ProcessOutput models = run_tessera({"models", "--server", server, "--json"});
+  EXPECT_EQ(nlohmann::json::parse(models.out)["models"][0]["version"], 1) << models.out;
+  const ProcessOutput unknown = run_tessera({"models", "load", "nosuch", "--server", server});
+  EXPECT_EQ(unknown.exit_status, 1);
+  EXPECT_NE(unknown.err.find("NOT_FOUND"), std::string::npos) << unknown.err;
+  EXPECT_EQ(run_tessera({"models", "load", "--server", server}).exit_status, 2) << "load wants a name";
 }
 
 }  // namespace
