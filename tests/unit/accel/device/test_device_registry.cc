@@ -142,8 +142,8 @@ TEST(DeviceRegistry, DeviceListsAreAllOrDistinctIndices) {
   EXPECT_EQ(**parse_device_list("0,2,1"), (std::vector<unsigned>{0, 2, 1}));
   for (const char* bad : {"", "0,", ",1", "a", "1,1", "-1"}) {
     auto parsed = parse_device_list(bad);
-    EXPECT_FALSE(parsed.is_ok()) << bad;
-    if (!parsed.is_ok()) EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << bad;
+    ASSERT_FALSE(parsed.is_ok()) << bad;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << bad;
   }
 }
 
