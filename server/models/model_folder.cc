@@ -152,7 +152,8 @@ Result<std::vector<std::shared_ptr<const ServedModel>>> load_model_folder(const 
     }
     std::vector<std::shared_ptr<const ServedModel>> loaded;
     for (const auto& [version, files] : versions) {
-      auto version_config = present.empty() ? std::move(config) : load_model_config(dir, files);
+      // Unversioned: the folder's own config (one pass); versioned: read against the version's files.
+      auto version_config = present.empty() ? config : load_model_config(dir, files);
       if (!version_config) return fail(version_config.status());
       auto model = load_version(*version_config, version, engine_options, batching);
       if (!model) return fail(model.status());

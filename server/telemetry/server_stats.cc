@@ -187,7 +187,8 @@ TelemetrySnapshot ServerStats::snapshot() const {
   s.modeled_energy_joules = modeled_joules_;
   if (seconds > 0) s.images_per_second = static_cast<double>(recent_.size()) / seconds;
   device_stats(s, seconds);
-  for (const auto& [name, depth] : depths) {
+  for (const auto& [model_name, depth] : depths) {
+    const std::string& name = model_name;  // a lambda below captures it (not a structured binding)
     ModelStats m;
     m.name = name;
     m.queue_depth = depth;
