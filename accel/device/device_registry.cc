@@ -105,8 +105,10 @@ Result<std::optional<std::vector<unsigned>>> parse_device_list(std::string_view 
   if (text == "all") return std::optional<std::vector<unsigned>>();
   std::vector<unsigned> indices;
   const std::string whole(text);
-  while (!text.empty() || indices.empty()) {
-    const std::string_view item = text.substr(0, text.find(','));
+  for (bool more = true; more;) {
+    const size_t comma = text.find(',');
+    more = comma != std::string_view::npos;
+    const std::string_view item = text.substr(0, comma);
     unsigned index = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), index);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size()) {
@@ -116,7 +118,7 @@ Result<std::optional<std::vector<unsigned>>> parse_device_list(std::string_view 
       return Status::invalid_argument("--devices names device " + std::to_string(index) + " twice");
     }
     indices.push_back(index);
-    text.remove_prefix(std::min(text.size(), item.size() + 1));
+    if (more) text.remove_prefix(comma + 1);  // "0," leaves an empty item: refused above
   }
   return std::optional<std::vector<unsigned>>(std::move(indices));
 }
