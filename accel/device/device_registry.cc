@@ -1,8 +1,11 @@
 #include "accel/device/device_registry.h"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdlib>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "accel/device/emu/emu_device.h"
@@ -16,7 +19,8 @@ Result<std::unique_ptr<Device>> open_emu(const DeviceOptions& options, std::stri
   EmuDeviceOptions emu_options;
   auto faults = emu::parse_emu_faults(options.emu_faults);
   if (!faults.is_ok()) return faults.status();
-  emu_options.faults = *faults;
+  if (faults->applies_to(options.index)) emu_options.faults = *faults;
+  emu_options.threads = options.emu_threads;
   auto device = std::make_unique<EmuDevice>(options.board, emu_options);
   *log_note = "device emu: " + device->info().name;
   if (emu_options.faults.any()) *log_note += "; injected faults: " + options.emu_faults;
@@ -95,6 +99,76 @@ Result<std::unique_ptr<Device>> open_device(const DeviceOptions& options, std::s
     return device;
   }
   return Status::invalid_argument("unknown device kind '" + options.kind + "' (kinds: " + device_kinds() + ")");
+}
+
+Result<std::optional<std::vector<unsigned>>> parse_device_list(std::string_view text) {
+  if (text == "all") return std::optional<std::vector<unsigned>>();
+  std::vector<unsigned> indices;
+  const std::string whole(text);
+  for (bool more = true; more;) {
+    const size_t comma = text.find(',');
+    more = comma != std::string_view::npos;
+    const std::string_view item = text.substr(0, comma);
+    unsigned index = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), index);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size()) {
+      return Status::invalid_argument("--devices wants \"all\" or device indices like \"0,1\", not \"" + whole + "\"");
+    }
+    if (std::find(indices.begin(), indices.end(), index) != indices.end()) {
+      return Status::invalid_argument("--devices names device " + std::to_string(index) + " twice");
+    }
+    indices.push_back(index);
+    if (more) text.remove_prefix(comma + 1);  // "0," leaves an empty item: refused above
+  }
+  return std::optional<std::vector<unsigned>>(std::move(indices));
+}
+
+namespace {
+
+// The indices "all" stands for: every Xilinx device when XRT is asked for (or auto finds one),
+// else one emulator.
+Result<std::vector<unsigned>> all_devices(const DeviceOptions& options) {
+  if (options.kind == "emu") return std::vector<unsigned>{0};
+  const Result<unsigned> count = xrt_backend_built() ? count_xrt_devices() : Result<unsigned>(0U);
+  if (count.is_ok() && *count > 0 && (options.kind == "xrt" || !resolve_xclbin(options).empty())) {
+    std::vector<unsigned> indices(*count);
+    for (unsigned i = 0; i < *count; ++i) indices[i] = i;
+    return indices;
+  }
+  if (options.kind == "xrt") {
+    return Status::not_found("--devices all: no Xilinx device found" +
+                             (count.is_ok() ? std::string() : " (" + count.status().message() + ")"));
+  }
+  return std::vector<unsigned>{0};
+}
+
+}  // namespace
+
+Result<std::vector<OpenedDevice>> open_devices(const DeviceOptions& options, std::string* log_note) {
+  TESSERA_ASSIGN_OR_RETURN(auto listed, parse_device_list(options.devices));
+  std::vector<unsigned> indices;
+  if (listed) {
+    indices = std::move(*listed);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(indices, all_devices(options));
+  }
+  const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
+  std::vector<OpenedDevice> devices;
+  std::string notes;
+  for (unsigned index : indices) {
+    DeviceOptions one = options;
+    one.index = index;
+    if (indices.size() > 1 && one.emu_threads == 0) {
+      one.emu_threads = std::max(1U, hardware / static_cast<unsigned>(indices.size()));
+    }
+    std::string note;
+    TESSERA_ASSIGN_OR_RETURN(auto device, open_device(one, &note));
+    if (indices.size() > 1) note = "[device " + std::to_string(index) + "] " + note;
+    notes += (notes.empty() ? "" : "\n") + note;
+    devices.push_back({index, std::move(device)});
+  }
+  if (log_note != nullptr) *log_note = std::move(notes);
+  return devices;
 }
 
 }  // namespace tessera

@@ -5,8 +5,11 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "accel/common/status.h"
 #include "accel/device/device.h"
@@ -16,7 +19,9 @@ namespace tessera {
 struct DeviceOptions {
   std::string kind = "auto";     // a DeviceBackend name: "auto", "emu" or "xrt"
   std::filesystem::path xclbin;  // xrt: the xclbin; empty = $TESSERA_XCLBIN, then the defaults
-  unsigned index = 0;            // xrt: xrt::device index
+  unsigned index = 0;            // xrt: xrt::device index; emu: the instance's number (emu_faults' instance=)
+  std::string devices = "0";     // open_devices(): "all" or a list of indices, "0,1"
+  unsigned emu_threads = 0;      // emu: threads of one instance (0: one per hardware thread)
   std::string board = "zcu102";  // board profile (emu's timing model; reported by both)
   std::string emu_faults;        // emu: injected faults, "fail-run=3,reset-ms=500" (emu/emu_faults.h); "" = none
 };
@@ -46,5 +51,19 @@ std::filesystem::path resolve_xclbin(const DeviceOptions& options);
 // errors of a backend are prefixed "--device KIND: ". *log_note (if given) says which device
 // was chosen and why, e.g. "device auto: no Xilinx device found, using the emulator".
 Result<std::unique_ptr<Device>> open_device(const DeviceOptions& options, std::string* log_note = nullptr);
+
+// A device list: "all" -> nullopt; "0,2" -> {0, 2}. INVALID_ARGUMENT for an empty list, a repeated
+// index or anything not a number.
+Result<std::optional<std::vector<unsigned>>> parse_device_list(std::string_view text);
+
+// One device per index of options.devices, in list order, each opened as open_device() would
+// with that index. "all" is every Xilinx device XRT sees (xrt; auto when there is one) or one
+// emulator instance. Emulator instances split the hardware threads between them (at least one
+// each). *log_note says what was opened, a line per device.
+struct OpenedDevice {
+  unsigned index = 0;  // its number in the list (xrt::device index on a board)
+  std::unique_ptr<Device> device;
+};
+Result<std::vector<OpenedDevice>> open_devices(const DeviceOptions& options, std::string* log_note = nullptr);
 
 }  // namespace tessera

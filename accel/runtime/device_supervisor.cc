@@ -13,8 +13,8 @@ const char* device_state_name(DeviceState state) {
   return "unknown";
 }
 
-DeviceSupervisor::DeviceSupervisor(std::shared_ptr<Device> device, int max_failures)
-    : device_(std::move(device)), max_failures_(max_failures < 1 ? 1 : max_failures) {}
+DeviceSupervisor::DeviceSupervisor(std::shared_ptr<Device> device, int max_failures, unsigned index)
+    : device_(std::move(device)), max_failures_(max_failures < 1 ? 1 : max_failures), index_(index) {}
 
 DeviceHealth DeviceSupervisor::health() const {
   std::lock_guard lock(mu_);

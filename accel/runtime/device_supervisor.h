@@ -42,9 +42,11 @@ struct DeviceEvent {
 
 class DeviceSupervisor {
  public:
-  explicit DeviceSupervisor(std::shared_ptr<Device> device, int max_failures = 3);
+  // `index`: the device's number among the daemon's (--devices), for telemetry and logs.
+  explicit DeviceSupervisor(std::shared_ptr<Device> device, int max_failures = 3, unsigned index = 0);
 
   Device& device() const { return *device_; }
+  unsigned index() const { return index_; }
   const std::shared_ptr<Device>& shared_device() const { return device_; }
   DeviceHealth health() const;
   // OK while serving or recovering; UNAVAILABLE "device out of service: ..." once out of service.
@@ -78,6 +80,7 @@ class DeviceSupervisor {
 
   const std::shared_ptr<Device> device_;
   const int max_failures_;
+  const unsigned index_;
   mutable std::mutex mu_;
   DeviceHealth health_;
   int failures_in_row_ = 0;

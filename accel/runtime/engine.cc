@@ -70,14 +70,67 @@ Result<std::unique_ptr<Engine>> Engine::load(const ModelConfig& config, const En
     engine->summary_ = "fp32: " + std::to_string(engine->graph_.nodes.size()) + " nodes on the host";
     return engine;
   }
-  auto int8 = Int8Path::create(engine->config_, engine->graph_, options);
+  EngineOptions first_options = options;
+  if (!options.instances.empty()) {
+    first_options.supervisor = options.instances.front();
+    first_options.device = first_options.supervisor->shared_device();
+  }
+  auto int8 = Int8Path::create(engine->config_, engine->graph_, first_options);
   if (!int8) return Status(int8.status().code(), model_error_prefix(config) + int8.status().message());
-  engine->int8_ = std::move(int8).value();
-  engine->summary_ = "int8: " + engine->int8_->summary();
+  engine->int8_.push_back(std::move(int8).value());
+  for (size_t i = 1; i < options.instances.size(); ++i) {
+    auto more = Int8Path::create_instance(*engine->int8_.front(), options.instances[i]);
+    if (!more) return Status(more.status().code(), model_error_prefix(config) + more.status().message());
+    engine->int8_.push_back(std::move(more).value());
+  }
+  engine->summary_ = "int8: " + engine->int8_.front()->summary();
+  if (engine->int8_.size() > 1) engine->summary_ += " x " + std::to_string(engine->int8_.size()) + " device instances";
   return engine;
 }
 
-const plan::ModelPlan* Engine::plan() const { return int8_ ? int8_->plan() : nullptr; }
+const plan::ModelPlan* Engine::plan() const { return int8_.empty() ? nullptr : int8_.front()->plan(); }
+
+std::vector<const DeviceSupervisor*> Engine::instances() const {
+  std::vector<const DeviceSupervisor*> out;
+  for (const auto& path : int8_) out.push_back(&path->supervisor());
+  return out;
+}
+
+int Engine::pick_instance(const std::vector<bool>& tried) const {
+  const size_t n = int8_.size();
+  const size_t start = next_instance_.fetch_add(1, std::memory_order_relaxed) % n;
+  int best = -1;
+  std::pair<bool, int> best_key{true, 0};  // (not serving, outstanding): smaller is better
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (start + k) % n;
+    const DeviceSupervisor& supervisor = int8_[i]->supervisor();
+    if (tried[i] || !supervisor.usable().is_ok()) continue;
+    const std::pair<bool, int> key{supervisor.health().state != DeviceState::kServing,
+                                   int8_[i]->outstanding.load(std::memory_order_relaxed)};
+    if (best < 0 || key < best_key) {
+      best = static_cast<int>(i);
+      best_key = key;
+    }
+  }
+  return best;
+}
+
+Result<Inference> Engine::infer_on_instances(const Tensor& batch) const {
+  if (int8_.size() == 1) return int8_.front()->infer(batch);
+  std::vector<bool> tried(int8_.size(), false);
+  Result<Inference> result =
+      Status::unavailable(model_error_prefix(config_) + "every device instance is out of service");
+  for (int i = pick_instance(tried); i >= 0; i = pick_instance(tried)) {
+    tried[static_cast<size_t>(i)] = true;
+    Int8Path& path = *int8_[static_cast<size_t>(i)];
+    path.outstanding.fetch_add(1);
+    result = path.infer(batch);
+    path.outstanding.fetch_sub(1);
+    // The instance's device failed (or went out of service): the batch is not at fault.
+    if (result.is_ok() || result.status().code() != StatusCode::kUnavailable) return result;
+  }
+  return result;
+}
 
 Status Engine::check_batch(const Tensor& batch) const {
   const PreprocessConfig& in = config_.input;
@@ -92,7 +145,7 @@ Status Engine::check_batch(const Tensor& batch) const {
 
 Result<Inference> Engine::infer(const Tensor& batch) const {
   TESSERA_RETURN_IF_ERROR(check_batch(batch));
-  if (int8_) return int8_->infer(batch);
+  if (!int8_.empty()) return infer_on_instances(batch);
   const auto start = std::chrono::steady_clock::now();
   TESSERA_ASSIGN_OR_RETURN(auto outputs, host::run_reference(graph_, {{graph_.inputs[0].name, batch}}));
   Inference result;

@@ -6,6 +6,7 @@
 //    layers (NEURAghe's software pipeline, seeds/003).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -32,6 +33,10 @@ struct EngineOptions {
   // int8: the health of `device`, shared by every engine on it (null: the engine makes its own).
   // A failed run is answered UNAVAILABLE; the device is then reset and the program reloaded.
   std::shared_ptr<DeviceSupervisor> supervisor;
+  // int8: the device instances the model runs on, each with its own program, pipeline and health
+  // (an instance group); empty: `device` and `supervisor` alone. Planned once, for the first one's
+  // board; each batch goes to the instance with the least outstanding work.
+  std::vector<std::shared_ptr<DeviceSupervisor>> instances;
   uint32_t max_batch = 8;  // largest batch one device run takes
   bool pipelined = true;   // int8: fabric and host stages on their own threads
   std::chrono::milliseconds device_timeout{10000};
@@ -52,6 +57,7 @@ struct Inference {
   uint64_t fabric_cycles = 0;      // device cycles (modelled on the emulator)
   uint64_t modeled_fabric_us = 0;  // fabric_cycles at the device's clock (0 when unknown)
   double modeled_fabric_uj = 0;    // the plan's fabric energy for the batch (0 when unknown)
+  int device = -1;                 // index of the device instance that ran it (-1: the host alone)
 };
 
 class Engine {
@@ -67,6 +73,8 @@ class Engine {
   const std::string& summary() const { return summary_; }
   // int8: the fabric part's tile plan on the device's board (null for fp32 or no fabric layer).
   const plan::ModelPlan* plan() const;
+  // int8: the health of each device instance the model runs on, in order (empty for fp32).
+  std::vector<const DeviceSupervisor*> instances() const;
 
   // Runs a batch (N x C x H x W, preprocessed). Thread-safe; concurrent callers share the
   // pipeline, so their batches overlap stage by stage.
@@ -85,6 +93,12 @@ class Engine {
  private:
   Engine(ModelConfig config, Graph graph, int num_classes, EngineOptions options);
   Status check_batch(const Tensor& batch) const;
+  // int8: runs the batch on the instance with the least outstanding work; when that instance
+  // fails it (UNAVAILABLE: its device failed or is out of service), on the next one.
+  Result<Inference> infer_on_instances(const Tensor& batch) const;
+  // The untried usable instance to run on next (serving before recovering, then least
+  // outstanding work, ties taken in turn); -1 when none is left.
+  int pick_instance(const std::vector<bool>& tried) const;
 
   ModelConfig config_;
   Graph graph_;
@@ -92,7 +106,8 @@ class Engine {
   bool ends_with_softmax_ = false;
   EngineOptions options_;
   std::string summary_;
-  std::unique_ptr<Int8Path> int8_;
+  std::vector<std::unique_ptr<Int8Path>> int8_;     // one per device instance
+  mutable std::atomic<unsigned> next_instance_{0};  // where the tie-break among instances starts
 };
 
 }  // namespace tessera

@@ -48,12 +48,38 @@ Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create(const ModelCo
   plan::CompileOptions compile{*board, options.plan, options.plan_cache.get(), config.name};
   compile.plan.space = plan::SearchSpace::kKernel;
   TESSERA_ASSIGN_OR_RETURN(path->compiled_, plan::compile_model(folded, ranges, compile));
-  if (path->compiled_.has_fabric) TESSERA_RETURN_IF_ERROR(path->load_program());
-  if (options.pipelined) {
-    path->fabric_thread_ = std::thread([p = path.get()] { p->fabric_loop(); });
-    path->host_thread_ = std::thread([p = path.get()] { p->host_loop(); });
-  }
+  TESSERA_RETURN_IF_ERROR(path->start());
   return path;
+}
+
+Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create_instance(
+    const Int8Path& first, std::shared_ptr<DeviceSupervisor> supervisor) {
+  std::unique_ptr<Int8Path> path(new Int8Path());
+  path->options_ = first.options_;
+  path->options_.device = supervisor->shared_device();
+  path->options_.supervisor = supervisor;
+  path->supervisor_ = std::move(supervisor);
+  const DeviceInfo info = path->supervisor_->device().info();
+  path->device_kind_ = info.kind;
+  path->clock_mhz_ = info.clock_mhz;
+  path->num_classes_ = first.num_classes_;
+  path->output_name_ = first.output_name_;
+  path->compiled_ = first.compiled_;
+  TESSERA_RETURN_IF_ERROR(path->start());
+  return path;
+}
+
+Status Engine::Int8Path::start() {
+  if (compiled_.has_fabric) {
+    if (Status loaded = load_program(); !loaded.is_ok()) {
+      return Status(loaded.code(), "device " + std::to_string(supervisor_->index()) + ": " + loaded.message());
+    }
+  }
+  if (options_.pipelined) {
+    fabric_thread_ = std::thread([this] { fabric_loop(); });
+    host_thread_ = std::thread([this] { host_loop(); });
+  }
+  return Status::ok();
 }
 
 Engine::Int8Path::~Int8Path() {
@@ -154,6 +180,7 @@ Status Engine::Int8Path::fabric_stage(Job& job) {
     job.result.modeled_fabric_us = static_cast<uint64_t>(static_cast<double>(job.result.fabric_cycles) / clock);
   }
   job.result.modeled_fabric_uj = prog.model.energy_uj(static_cast<uint32_t>(n));
+  job.result.device = static_cast<int>(supervisor_->index());
   return Status::ok();
 }
 

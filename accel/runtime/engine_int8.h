@@ -2,6 +2,7 @@
 // fabric || host pipeline. Internal to accel/runtime.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -23,7 +24,14 @@ Result<std::vector<std::vector<float>>> split_rows(const Tensor& scores, int64_t
 struct Engine::Int8Path {
   static Result<std::unique_ptr<Int8Path>> create(const ModelConfig& config, const Graph& graph,
                                                   const EngineOptions& options);
+  // The same compiled model on another device instance: its own program load, pipeline and health.
+  static Result<std::unique_ptr<Int8Path>> create_instance(const Int8Path& first,
+                                                           std::shared_ptr<DeviceSupervisor> supervisor);
   ~Int8Path();
+
+  const DeviceSupervisor& supervisor() const { return *supervisor_; }
+  // Batches handed to this instance and not yet answered (Engine::pick_instance reads it).
+  std::atomic<int> outstanding{0};
 
   Result<Inference> infer(const Tensor& batch);
   std::string summary() const;
@@ -42,6 +50,8 @@ struct Engine::Int8Path {
   };
 
   Int8Path() = default;
+  // Loads the program on the device and starts the pipeline's threads.
+  Status start();
   Status fabric_stage(Job& job);
   // Runs the program on `count` images; a failure of the device goes to job.device_error too.
   Status run_chunk(Job& job, std::span<const int8_t> in, uint32_t count, std::span<int8_t> out);

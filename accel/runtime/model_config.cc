@@ -175,6 +175,65 @@ Result<BatchingConfig> batching_config(const toml::table& root, const std::files
   return b;
 }
 
+Result<InstancesConfig> instances_config(const toml::table& root, const std::filesystem::path& file) {
+  InstancesConfig instances;
+  const auto* node = root.get("instances");
+  if (!node) return instances;
+  const auto* table = node->as_table();
+  if (!table) return config_error(file, "instances", "must be a table");
+  TESSERA_RETURN_IF_ERROR(only_known_keys(*table, file, "instances.", {"count", "devices"}));
+  if (table->contains("count") && table->contains("devices")) {
+    return config_error(file, "instances", "takes count or devices, not both");
+  }
+  if (const auto* count = table->get("count")) {
+    auto value = count->value_exact<int64_t>();
+    if (!value || *value < 1 || *value > 256) return config_error(file, "instances.count", "must be from 1 to 256");
+    instances.count = static_cast<uint32_t>(*value);
+  }
+  if (const auto* devices = table->get("devices")) {
+    const auto* list = devices->as_array();
+    if (!list || list->empty()) return config_error(file, "instances.devices", "must be a non-empty array of indices");
+    for (const auto& item : *list) {
+      auto index = item.value_exact<int64_t>();
+      if (!index || *index < 0 || *index > 1023) {
+        return config_error(file, "instances.devices", "must hold device indices from 0 to 1023");
+      }
+      instances.devices.push_back(static_cast<unsigned>(*index));
+    }
+  }
+  return instances;
+}
+
+Result<VersionPolicy> version_policy(const toml::table& root, const std::filesystem::path& file) {
+  VersionPolicy policy;
+  const auto* node = root.get("version_policy");
+  if (!node) return policy;
+  const auto* table = node->as_table();
+  if (!table) return config_error(file, "version_policy", "must be a table");
+  TESSERA_RETURN_IF_ERROR(only_known_keys(*table, file, "version_policy.", {"latest", "specific"}));
+  if (table->contains("latest") && table->contains("specific")) {
+    return config_error(file, "version_policy", "takes latest or specific, not both");
+  }
+  if (const auto* latest = table->get("latest")) {
+    auto value = latest->value_exact<int64_t>();
+    if (!value || *value < 1 || *value > 1000)
+      return config_error(file, "version_policy.latest", "must be from 1 to 1000");
+    policy.latest = static_cast<uint32_t>(*value);
+  }
+  if (const auto* specific = table->get("specific")) {
+    const auto* list = specific->as_array();
+    if (!list || list->empty()) return config_error(file, "version_policy.specific", "must be a non-empty array");
+    for (const auto& item : *list) {
+      auto version = item.value_exact<int64_t>();
+      if (!version || *version < 1) {
+        return config_error(file, "version_policy.specific", "must hold version numbers (1, 2, ...)");
+      }
+      policy.specific.push_back(*version);
+    }
+  }
+  return policy;
+}
+
 // A file named by `key`, relative to the model folder; it must exist.
 Result<std::filesystem::path> existing_file(const toml::table& root, const std::filesystem::path& file,
                                             const std::filesystem::path& dir, const std::string& key) {
@@ -226,15 +285,25 @@ Result<std::vector<std::string>> read_labels(const std::filesystem::path& path) 
 
 }  // namespace
 
-Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
+Result<std::string> read_model_name(const std::filesystem::path& dir) {
+  TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(dir / "model.toml"));
+  return required_string(root, dir / "model.toml", "name");
+}
+
+Result<VersionPolicy> read_version_policy(const std::filesystem::path& dir) {
+  TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(dir / "model.toml"));
+  return version_policy(root, dir / "model.toml");
+}
+
+Result<ModelConfig> load_model_config(const std::filesystem::path& dir, const std::filesystem::path& files_dir) {
   const auto file = dir / "model.toml";
   if (!std::filesystem::exists(file)) return Status::not_found("no model.toml in " + dir.string());
   TESSERA_ASSIGN_OR_RETURN(toml::table root, parse_toml_file(file));
-  TESSERA_RETURN_IF_ERROR(only_known_keys(
-      root, file, "",
-      {"name", "file", "format", "weights", "mean_file", "labels", "precision", "input", "quantization", "batching"}));
+  TESSERA_RETURN_IF_ERROR(only_known_keys(root, file, "",
+                                          {"name", "file", "format", "weights", "mean_file", "labels", "precision",
+                                           "input", "quantization", "batching", "instances", "version_policy"}));
   ModelConfig config;
-  config.dir = std::filesystem::absolute(dir);
+  config.dir = std::filesystem::absolute(files_dir.empty() ? dir : files_dir);
   TESSERA_ASSIGN_OR_RETURN(config.name, required_string(root, file, "name"));
   TESSERA_ASSIGN_OR_RETURN(std::string model_file, required_string(root, file, "file"));
   config.file = config.dir / model_file;
@@ -269,6 +338,8 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir) {
     config.precision = *value;
   }
   TESSERA_ASSIGN_OR_RETURN(config.batching, batching_config(root, file));
+  TESSERA_ASSIGN_OR_RETURN(config.instances, instances_config(root, file));
+  TESSERA_ASSIGN_OR_RETURN(config.version_policy, version_policy(root, file));
   return config;
 }
 

@@ -27,6 +27,19 @@ struct BatchingConfig {
   std::optional<uint32_t> max_queue;           // waiting requests before RESOURCE_EXHAUSTED
 };
 
+// [instances]: which of the daemon's device instances (--devices) the model runs on; unset: all.
+struct InstancesConfig {
+  std::optional<uint32_t> count;  // the first `count` of the daemon's devices
+  std::vector<unsigned> devices;  // these device indices (non-empty: `count` is unset)
+};
+
+// [version_policy]: which numbered version folders of the model are served: the `latest` N
+// (default 1) or the `specific` ones.
+struct VersionPolicy {
+  uint32_t latest = 1;
+  std::vector<int64_t> specific;  // non-empty: these versions, `latest` unused
+};
+
 struct ModelConfig {
   std::string name;
   std::filesystem::path dir;
@@ -39,9 +52,17 @@ struct ModelConfig {
   QuantConfig quantization;
   std::string precision;  // "int8" | "fp32"; empty: the daemon's --precision
   BatchingConfig batching;
+  InstancesConfig instances;
+  VersionPolicy version_policy;
 };
 
-// Parses DIR/model.toml; the error names the file and the offending key.
-Result<ModelConfig> load_model_config(const std::filesystem::path& dir);
+// Parses DIR/model.toml; the error names the file and the offending key. The files it names
+// (model, weights, labels, calibration folder) are looked for in `files_dir` when given (a
+// version's numbered subfolder), else in DIR.
+Result<ModelConfig> load_model_config(const std::filesystem::path& dir, const std::filesystem::path& files_dir = {});
+
+// Only DIR/model.toml's `name`, and only its [version_policy] (checked as load_model_config does).
+Result<std::string> read_model_name(const std::filesystem::path& dir);
+Result<VersionPolicy> read_version_policy(const std::filesystem::path& dir);
 
 }  // namespace tessera

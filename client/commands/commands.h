@@ -22,6 +22,8 @@ struct ClassifyArgs {
 
 struct ModelsArgs {
   Connection connection;
+  std::string action = "list";  // list | index | load | unload
+  std::string name;             // load, unload: the model
   bool json = false;
   double timeout_s = 10;
 };

@@ -95,7 +95,9 @@ nlohmann::json to_json(const v1::ModelInfo& model) {
            {{"width", model.input_width()}, {"height", model.input_height()}, {"channels", model.input_channels()}}},
           {"labels", std::vector<std::string>(model.labels().begin(), model.labels().end())},
           {"precision", model.precision()},
-          {"device", model.device()}};
+          {"device", model.device()},
+          {"version", model.version()},
+          {"devices", std::vector<uint32_t>(model.devices().begin(), model.devices().end())}};
 }
 
 nlohmann::json error_json(const grpc::Status& status) {

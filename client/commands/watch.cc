@@ -32,6 +32,24 @@ std::string local_time(int64_t unix_ms) {
   return buf;
 }
 
+// One row per device instance: its state, power, energy, temperature, utilisation and throughput.
+void render_devices(const v1::TelemetrySnapshot& s, std::ostringstream& out) {
+  if (s.devices_size() == 0) return;
+  char line[160];
+  std::snprintf(line, sizeof line, "%-6s %-15s %10s %10s %8s %6s %11s %9s %6s\n", "device", "state", "power", "energy",
+                "temp", "busy", "images/s", "images", "errors");
+  out << line;
+  for (const v1::DeviceTelemetry& d : s.devices()) {
+    const std::string power = d.has_power_watts() ? format("%.3f W", d.power_watts()) : "n/a";
+    const std::string temperature = d.has_temperature_c() ? format("%.1f °C", d.temperature_c()) : "n/a";
+    std::snprintf(line, sizeof line, "%-6u %-15s %10s %8.2f J %8s %5.0f%% %11.1f %9llu %6llu\n", d.index(),
+                  d.state().c_str(), power.c_str(), d.energy_joules(), temperature.c_str(),
+                  d.fabric_utilization() * 100, d.images_per_second(), static_cast<unsigned long long>(d.images()),
+                  static_cast<unsigned long long>(d.errors()));
+    out << line;
+  }
+}
+
 // One frame of text for a snapshot.
 std::string render(const v1::TelemetrySnapshot& s, const std::string& server, unsigned index) {
   std::ostringstream out;
@@ -49,6 +67,7 @@ std::string render(const v1::TelemetrySnapshot& s, const std::string& server, un
   out << "throughput   " << format("%.1f images/s", s.images_per_second()) << "   queue " << s.queue_depth()
       << "   fabric busy " << format("%.0f%%", s.fabric_utilization() * 100) << "   modeled fabric energy "
       << format("%.3f J", s.modeled_energy_joules()) << "\n";
+  render_devices(s, out);
   for (const v1::ModelTelemetry& m : s.models()) {
     out << "\nmodel " << m.name() << ": " << format("%.1f images/s", m.images_per_second()) << ", queue "
         << m.queue_depth() << ", " << m.requests_ok() << " ok, " << m.requests_failed() << " failed\n";

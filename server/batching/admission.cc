@@ -30,11 +30,9 @@ Admitted Admission::admit(AdmissionRequest request) {
   if (Status id = resolve_request_id(request, request_id); !id.is_ok()) {
     return refused(request, std::move(request_id), request.model, std::move(id));
   }
-  const ServedModel* model = models_.find(request.model);
-  if (model == nullptr) {
-    return refused(request, std::move(request_id), request.model,
-                   Status::not_found("no model named '" + request.model + "'"));
-  }
+  auto found = models_.resolve(request.model, request.version);
+  if (!found) return refused(request, std::move(request_id), request.model, found.status());
+  std::shared_ptr<const ServedModel> model = std::move(found).value();
   // From here on the log names the model the request would go to.
   if (!request.top_k) return refused(request, std::move(request_id), model->name(), request.top_k.status());
   if (!request.input) return refused(request, std::move(request_id), model->name(), request.input.status());
@@ -45,7 +43,6 @@ Admitted Admission::admit(AdmissionRequest request) {
     return refused(request, std::move(request_id), model->name(), Status::unavailable("the server is shutting down"));
   }
   InferenceJob job;
-  job.model = model;
   job.input = *request.input;
   job.top_k = effective_top_k(*request.top_k, model->num_classes());
   job.request_id = request_id;
@@ -53,6 +50,7 @@ Admitted Admission::admit(AdmissionRequest request) {
   job.received = request.received;
   job.deadline = request.deadline;
   job.cancelled = std::move(request.cancelled);
+  job.model = std::move(model);
   return Admitted(std::move(request_id), std::move(job), request.takes_slot ? &in_flight_ : nullptr);
 }
 

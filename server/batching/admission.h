@@ -3,7 +3,8 @@
 // AdmissionRequest, and Admission turns it into an InferenceJob or a typed refusal, in one order:
 //   1. the request id: the caller's when usable, else a fresh one (request_id.h); an unusable
 //      one is refused (INVALID_ARGUMENT) or replaced, as the protocol says;
-//   2. the model: NOT_FOUND when there is none of that name ("" is the default model);
+//   2. the model: NOT_FOUND when there is none of that name ("" is the default model) or it has
+//      no such version (INVALID_ARGUMENT for a version that is not a number);
 //   3. what the door could not read of top-k or the input (its Status, as the door said it);
 //   4. an encoded image: not empty, at most the byte limit (INVALID_ARGUMENT);
 //   5. an in-flight slot (UNAVAILABLE once the daemon drains), so shutdown waits for the answer.
@@ -36,6 +37,7 @@ enum class RequestIdRule {
 struct AdmissionRequest {
   const char* via = "";    // "grpc", "grpc-stream", "http", "kserve-grpc", "kserve-http"
   std::string model;       // as the caller named it; "" is the default model
+  std::string version;     // the model version the caller named; "" is the newest served
   std::string request_id;  // as the caller gave it; "" when none
   RequestIdRule id_rule = RequestIdRule::kRefuse;
   std::string_view id_name = "request_id";  // what a refusal calls the id

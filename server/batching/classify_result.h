@@ -32,6 +32,7 @@ struct ClassifyResult {
   Timing timing;
   uint32_t batch_size = 1;  // images in the batch this one ran in
   double energy_uj = 0;     // modeled fabric energy per image (0 when unknown)
+  int device = -1;          // the device instance the batch ran on (-1: the host alone)
 };
 
 // Top-k used when the caller asks for 0.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <variant>
@@ -49,7 +50,8 @@ using JobInput = std::variant<EncodedImage, InputTensor, DecodedPixels>;
 size_t input_bytes(const JobInput& input);
 
 struct InferenceJob {
-  const ServedModel* model = nullptr;
+  // The model version it runs on, kept alive until the job is answered (an unload does not cut it).
+  std::shared_ptr<const ServedModel> model;
   JobInput input;
   int top_k = kDefaultTopK;
   std::string request_id;

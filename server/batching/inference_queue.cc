@@ -61,7 +61,7 @@ uint64_t InferenceQueue::submit(InferenceJob job) {
   uint64_t ticket = 0;
   {
     std::lock_guard lock(mu_);
-    Queue& queue = queues_[job.model];
+    Queue& queue = queues_[job.model.get()];
     const size_t capacity = job.model ? job.model->batching.max_queue : 1;
     if (stopping_) {
       refused = Status::unavailable("the server is shutting down");
@@ -157,6 +157,8 @@ std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(std::vector<st
         it = queue.erase(it);
       }
     }
+    // A queue left empty goes: its model may be unloaded, and nothing then holds the key's version.
+    std::erase_if(queues_, [](const auto& entry) { return entry.second.empty(); });
     if (!dropped.empty()) return {};  // answer them outside the lock, then come back
     // The ready queue whose oldest job waited longest; else when the next one becomes ready.
     Queue* ready = nullptr;
@@ -252,6 +254,7 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
     result.classes = top_k_classes(inference->scores[i], job.top_k, model.config().labels);
     result.probabilities = inference->scores[i];
     result.batch_size = static_cast<uint32_t>(running.size());
+    result.device = inference->device;
     result.timing = timings[i];
     result.timing.inference_us = micros_between(run_start, run_end);
     result.timing.fabric_us = inference->fabric_us;

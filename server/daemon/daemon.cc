@@ -46,8 +46,7 @@ struct Daemon::Startup {
   std::optional<TlsMaterial> tls;
   std::shared_ptr<boost::asio::ssl::context> https;  // set when `tls` is
   std::vector<fleet::PeerAddress> peers;
-  EngineOptions engine_options;
-  DeviceInfo device;
+  EngineOptions engine_options;  // .instances: the device instances, one supervisor each
 };
 
 Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
@@ -56,15 +55,17 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const DaemonOptions& options) {
   // TLS files and tokens first: a bad file fails the start before anything slow.
   TESSERA_RETURN_IF_ERROR(d->load_security(startup));
   TESSERA_RETURN_IF_ERROR(d->load_models(startup));
-  d->start_telemetry_and_queue(startup);
+  d->start_telemetry_and_queue();
   TESSERA_RETURN_IF_ERROR(d->start_grpc(startup));
   TESSERA_RETURN_IF_ERROR(d->start_http(startup));
   {
     std::lock_guard lock(d->health_mu_);
     d->apply_readiness();
   }
-  if (DeviceSupervisor* supervisor = d->models_->supervisor()) {
-    supervisor->set_listener([daemon = d.get()](const DeviceEvent& event) { daemon->on_device_event(event); });
+  for (const auto& device : d->models_->devices()) {
+    device->set_listener([daemon = d.get(), index = device->index()](const DeviceEvent& event) {
+      daemon->on_device_event(index, event);
+    });
   }
   return d;
 }
@@ -104,35 +105,56 @@ Status Daemon::load_models(Startup& startup) {
   engine_options.plan_cache = std::make_shared<plan::PlanCache>(options_.plan_cache);
   // Opened whatever --precision says: a model.toml may ask for int8 on its own.
   std::string note;
-  TESSERA_ASSIGN_OR_RETURN(engine_options.device, open_device(options_.device, &note));
-  if (!note.empty()) spdlog::info("{}", note);
+  TESSERA_ASSIGN_OR_RETURN(auto devices, open_devices(options_.device, &note));
+  for (size_t start = 0; start < note.size();) {  // a line per device
+    const size_t end = std::min(note.find('\n', start), note.size());
+    spdlog::info("{}", note.substr(start, end - start));
+    start = end + 1;
+  }
   engine_options.device_timeout = std::chrono::milliseconds(options_.device_timeout_ms);
-  engine_options.supervisor = std::make_shared<DeviceSupervisor>(engine_options.device, options_.device_max_failures);
-  startup.device = engine_options.device->info();
-  const DeviceInfo& info = startup.device;
-  spdlog::info("device {}: {} (board {}; {}); run timeout {} ms, out of service after {} failures in a row", info.kind,
-               info.name, info.board, info.detail, options_.device_timeout_ms, options_.device_max_failures);
+  for (OpenedDevice& opened : devices) {
+    engine_options.instances.push_back(std::make_shared<DeviceSupervisor>(
+        std::shared_ptr<Device>(std::move(opened.device)), options_.device_max_failures, opened.index));
+    const DeviceInfo info = engine_options.instances.back()->device().info();
+    spdlog::info("device {} ({}): {} (board {}; {}); run timeout {} ms, out of service after {} failures in a row",
+                 opened.index, info.kind, info.name, info.board, info.detail, options_.device_timeout_ms,
+                 options_.device_max_failures);
+  }
+  engine_options.supervisor = engine_options.instances.front();
+  engine_options.device = engine_options.supervisor->shared_device();
   spdlog::info("tile plans: objective {}, cache {}", options_.objective,
                options_.plan_cache.empty() ? std::string("in memory") : options_.plan_cache.string());
-  TESSERA_ASSIGN_OR_RETURN(models_, ModelRepository::load(options_.models_dir, engine_options, options_.batching));
+  RepositoryOptions repository;
+  repository.engine = engine_options;
+  repository.batching = options_.batching;
+  if (options_.model_control == "poll")
+    repository.poll_interval = std::chrono::milliseconds(options_.repository_poll_ms);
+  spdlog::info("model control: {}{}", options_.model_control,
+               options_.model_control == "poll" ? " (" + options_.models_dir.string() + " rescanned every " +
+                                                      std::to_string(options_.repository_poll_ms) + " ms)"
+                                                : std::string());
+  TESSERA_ASSIGN_OR_RETURN(models_, ModelRepository::load(options_.models_dir, repository));
   return Status::ok();
 }
 
-std::vector<std::unique_ptr<telemetry::PowerSource>> Daemon::power_sources(const Startup& startup,
+std::vector<std::unique_ptr<telemetry::PowerSource>> Daemon::power_sources(const DeviceSupervisor& device,
                                                                            telemetry::DeviceLabels& labels) {
   // In priority order: the device's own sensors (XRT cards), the board's hwmon rails (ZynqMP
-  // boards), and on the emulator the board profile's power model.
+  // boards: one device, the first), and on the emulator the board profile's power model.
   std::vector<std::unique_ptr<telemetry::PowerSource>> sources;
-  sources.push_back(std::make_unique<telemetry::DeviceSource>(startup.engine_options.device));
-  telemetry::HwmonOptions hwmon;
-  hwmon.root = options_.sysfs_root;
-  sources.push_back(std::make_unique<telemetry::HwmonSource>(hwmon));
-  if (startup.device.kind == "emu") {
-    auto board = plan::load_board_profile(startup.device.board);
+  sources.push_back(std::make_unique<telemetry::DeviceSource>(device.shared_device()));
+  if (device.index() == models_->devices().front()->index()) {
+    telemetry::HwmonOptions hwmon;
+    hwmon.root = options_.sysfs_root;
+    sources.push_back(std::make_unique<telemetry::HwmonSource>(hwmon));
+  }
+  if (labels.kind == "emu") {
+    auto board = plan::load_board_profile(labels.board);
     if (board) {
       labels.static_watts = board->static_watts;
-      sources.push_back(std::make_unique<telemetry::ModelSource>(
-          board->static_watts, [this] { return stats_ ? stats_->modeled_dynamic_joules() : 0.0; }));
+      sources.push_back(std::make_unique<telemetry::ModelSource>(board->static_watts, [this, index = device.index()] {
+        return stats_ ? stats_->modeled_dynamic_joules(index) : 0.0;
+      }));
     } else {
       spdlog::warn("telemetry: no power model: {}", board.status().message());
     }
@@ -140,27 +162,32 @@ std::vector<std::unique_ptr<telemetry::PowerSource>> Daemon::power_sources(const
   return sources;
 }
 
-void Daemon::start_telemetry_and_queue(const Startup& startup) {
-  const DeviceInfo& info = startup.device;
-  telemetry::DeviceLabels device_labels{info.kind, info.name, info.board, 0};
-  auto sources = power_sources(startup, device_labels);
+void Daemon::start_telemetry_and_queue() {
   telemetry::TelemetrySamplerOptions sampler_options;
   sampler_options.interval = std::chrono::milliseconds(options_.telemetry_interval_ms);
-  sampler_ = std::make_unique<telemetry::TelemetrySampler>(std::move(sources), sampler_options);
+  std::vector<telemetry::DeviceLabels> device_labels;
+  for (const auto& device : models_->devices()) {
+    const DeviceInfo info = device->device().info();
+    telemetry::DeviceLabels labels{device->index(), info.kind, info.name, info.board, 0, nullptr, device.get()};
+    auto sources = power_sources(*device, labels);
+    samplers_.push_back(std::make_unique<telemetry::TelemetrySampler>(std::move(sources), sampler_options));
+    labels.sampler = samplers_.back().get();
+    device_labels.push_back(std::move(labels));
+  }
 
   InferenceQueueOptions queue_options;
-  queue_options.workers = options_.workers;
+  // Enough batches in flight to keep every device instance's pipeline full.
+  queue_options.workers = options_.workers * static_cast<int>(std::max<size_t>(1, models_->devices().size()));
   queue_options.decode_limits.max_bytes = options_.max_image_bytes;
   queue_options.decode_limits.max_pixels = options_.max_image_pixels;
   // The queue reports to the stats and the stats read the queue's depths: stats first, then the
   // queue, then the stats learn of the queue (before any job).
-  std::vector<const ServedModel*> served;
-  for (const auto& m : models_->models()) served.push_back(m.get());
-  stats_ = std::make_unique<telemetry::ServerStats>(served, device_labels, nullptr, sampler_.get());
+  stats_ = std::make_unique<telemetry::ServerStats>(models_.get(), std::move(device_labels), nullptr);
+  models_->set_on_loaded([stats = stats_.get()](const ServedModel& model) { stats->add_model(model.name()); });
   queue_options.observer = stats_.get();
   queue_ = std::make_unique<InferenceQueue>(queue_options);
   stats_->set_queue(queue_.get());
-  sampler_->start();
+  for (auto& sampler : samplers_) sampler->start();
   telemetry_ = std::make_unique<TelemetryService>(*stats_, tokens_.get());
 }
 
@@ -201,21 +228,23 @@ Status Daemon::start_http(Startup& startup) {
   return Status::ok();
 }
 
-void Daemon::on_device_event(const DeviceEvent& event) {
+void Daemon::on_device_event(unsigned device, const DeviceEvent& event) {
   const DeviceHealth& health = event.health;
+  // "device" when there is one, "device 1" among several.
+  const std::string who = models_->devices().size() > 1 ? "device " + std::to_string(device) : "device";
   switch (event.kind) {
     case DeviceEvent::Kind::kFailed:
-      spdlog::error("device error #{}: {}; not ready while the device is reset and the programs reloaded",
-                    health.errors, event.message);
+      spdlog::error("{} error #{}: {}; it is reset and its programs reloaded", who, health.errors, event.message);
       break;
     case DeviceEvent::Kind::kRecovered:
-      spdlog::info("device recovered (reset #{}): {}; ready again", health.resets, event.message);
+      spdlog::info("{} recovered (reset #{}): {}; serving again", who, health.resets, event.message);
       break;
     case DeviceEvent::Kind::kOutOfService:
-      spdlog::critical("device error #{}: {}; device out of service: {}", health.errors, event.message, health.reason);
+      spdlog::critical("{} error #{}: {}; {} out of service: {}", who, health.errors, event.message, who,
+                       health.reason);
       break;
   }
-  if (event.kind != DeviceEvent::Kind::kRecovered && stats_) stats_->on_device_error();
+  if (event.kind != DeviceEvent::Kind::kRecovered && stats_) stats_->on_device_error(device);
   std::lock_guard lock(health_mu_);
   apply_readiness();
 }
@@ -268,12 +297,15 @@ void Daemon::stop() {
   if (grpc_) grpc_->shutdown(kFlushGrace);
   if (queue_) queue_->stop();  // answers what is still queued
   // An engine may still be resetting the device: its events no longer reach the servers.
-  if (models_ && models_->supervisor()) models_->supervisor()->set_listener(nullptr);
+  if (models_) {
+    for (const auto& device : models_->devices()) device->set_listener(nullptr);
+    models_->set_on_loaded(nullptr);  // a load finishing later no longer reaches the stats
+  }
   if (fleet_) fleet_->stop();  // before the HTTP side: its callbacks write through HTTP sessions
   // HTTP answers are written on the io threads: give the last ones time to go out.
   if (http_busy) std::this_thread::sleep_for(kFlushGrace);
   if (http_) http_->stop();
-  if (sampler_) sampler_->stop();
+  for (auto& sampler : samplers_) sampler->stop();
 }
 
 }  // namespace tessera

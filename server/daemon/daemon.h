@@ -39,16 +39,20 @@ class FleetService;
 // Every setting of the daemon (flags.h lists them as flags and config keys).
 struct DaemonOptions {
   std::filesystem::path models_dir = "models";
+  // explicit: the models of models_dir at start, then what the repository API loads and unloads;
+  // poll: also rescans models_dir every repository_poll_ms for added, changed and removed folders.
+  std::string model_control = "explicit";
+  int repository_poll_ms = 1000;
   std::string listen = "127.0.0.1";
   int grpc_port = 50051;  // 0 picks a free port
   int http_port = 8080;   // 0 picks a free port
   int64_t max_image_bytes = 16 << 20;
   int64_t max_image_pixels = 40'000'000;
   std::filesystem::path web_root = "web";
-  int workers = 2;  // batches in flight at once
+  int workers = 2;  // batches in flight at once, per device instance
   int http_threads = 2;
   std::string precision = "int8";             // int8 (fabric + host pipeline) or fp32 (host only)
-  DeviceOptions device;                       // --device auto|emu|xrt, --xclbin, --board, --emu-faults
+  DeviceOptions device;                       // --device auto|emu|xrt, --devices, --xclbin, --board, --emu-faults
   int device_timeout_ms = 10000;              // a device run taking longer is aborted (device failed)
   int device_max_failures = 3;                // failures in a row before the device is out of service
   BatchPolicy batching;                       // defaults for models whose model.toml has no [batching]
@@ -98,14 +102,15 @@ class Daemon {
   // The device and the models on it.
   Status load_models(Startup& startup);
   // The power sampler, the stats, the inference queue and the telemetry service.
-  void start_telemetry_and_queue(const Startup& startup);
-  std::vector<std::unique_ptr<telemetry::PowerSource>> power_sources(const Startup& startup,
+  void start_telemetry_and_queue();
+  // The power sources of one device instance, in priority order; sets labels.static_watts.
+  std::vector<std::unique_ptr<telemetry::PowerSource>> power_sources(const DeviceSupervisor& device,
                                                                      telemetry::DeviceLabels& labels);
   // The gRPC services and their server.
   Status start_grpc(const Startup& startup);
-  // Logs and counts the device's failures and recoveries; readiness follows its state.
-  void on_device_event(const DeviceEvent& event);
-  // Readiness (gRPC health, tessera_ready) from the device's state, unless draining; health_mu_ held.
+  // Logs and counts a device instance's failures and recoveries; readiness follows the devices.
+  void on_device_event(unsigned device, const DeviceEvent& event);
+  // Readiness (gRPC health, tessera_ready): while a device serves, unless draining; health_mu_ held.
   void apply_readiness();
   // The fleet service, the HTTP routes and their server.
   Status start_http(Startup& startup);
@@ -114,7 +119,7 @@ class Daemon {
   std::unique_ptr<ModelRepository> models_;
   std::unique_ptr<BearerTokens> tokens_;  // null: no token needed; outlives the services and routes
   // Declared before the queue: the queue's workers report to the stats until the queue stops.
-  std::unique_ptr<telemetry::TelemetrySampler> sampler_;
+  std::vector<std::unique_ptr<telemetry::TelemetrySampler>> samplers_;  // one per device instance
   std::unique_ptr<telemetry::ServerStats> stats_;
   std::unique_ptr<InferenceQueue> queue_;
   std::unique_ptr<fleet::FleetService> fleet_;  // its thread answers /v1/fleet; stopped before the HTTP side

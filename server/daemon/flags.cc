@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 
@@ -79,11 +80,47 @@ Status apply_value(const std::filesystem::path& file, const DaemonFlag& f, const
       f.target);
 }
 
+// The settings of the devices the fabric part runs on (kind, instances, faults, timeouts).
+std::vector<DaemonFlag> device_flags(DaemonOptions& o) {
+  return {
+      text("device",
+           "Where the fabric part runs: " + device_kinds() +
+               " (auto: a Xilinx board when one and an xclbin are there, else the emulator)",
+           &o.device.kind),
+      text("devices",
+           "Device instances the models run on: all (every Xilinx device XRT sees; one emulator) or indices "
+           "\"0,1\" (emu: that many instances, the hardware threads split between them); a batch goes to the "
+           "instance with the least outstanding work",
+           &o.device.devices),
+      path("xclbin", "Accelerator binary for --device xrt/auto (else $TESSERA_XCLBIN)", &o.device.xclbin),
+      text("board", "Board profile the tiles are planned for and the emulator models (accel/plan/boards)",
+           &o.device.board),
+      text("emu-faults",
+           "Emulator fault injection for tests: fail-run=N, hang-run=N, wedge-run=N, corrupt-run=N, fail-load=N (N+ = "
+           "from the Nth on), reset-ms=MS, instance=I (only device I), comma-separated ('' = none)",
+           &o.device.emu_faults),
+      number("device-timeout-ms", "A device run taking longer is aborted; its batch is answered UNAVAILABLE",
+             &o.device_timeout_ms, 1, 3'600'000),
+      number("device-max-failures",
+             "Device failures in a row (each followed by a reset and a reload) before it is taken out of service",
+             &o.device_max_failures, 1, 1000),
+  };
+}
+
 }  // namespace
 
 std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
-  return {
-      path("models", "Model repository: one subfolder with a model.toml per model", &o.models_dir),
+  std::vector<DaemonFlag> flags = {
+      path("models",
+           "Model repository: one subfolder with a model.toml per model (its files there, or in numbered version "
+           "subfolders)",
+           &o.models_dir),
+      text("model-control",
+           "explicit: the repository's models at start, then what POST /v2/repository/models/NAME/load|unload (and "
+           "tessera models load|unload) say; poll: also picks up added, changed and removed folders",
+           &o.model_control, {"explicit", "poll"}),
+      number("repository-poll-ms", "Poll mode: milliseconds between rescans of --models", &o.repository_poll_ms, 50,
+             3'600'000),
       text("listen", "Address both servers listen on", &o.listen),
       number("grpc-port", "gRPC port (0 = pick a free one)", &o.grpc_port, 0, 65535),
       number("http-port", "HTTP port (0 = pick a free one)", &o.http_port, 0, 65535),
@@ -98,29 +135,13 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
            "Static files of the web UI (default: <binary>/../share/tessera/web when installed, else the source "
            "tree's web/, else ./web)",
            &o.web_root),
-      number("workers", "Batches in flight at once (the int8 pipeline overlaps their stages)", &o.workers, 1, 256),
+      number("workers", "Batches in flight at once per device instance (the int8 pipeline overlaps their stages)",
+             &o.workers, 1, 256),
       number("http-threads", "HTTP I/O threads", &o.http_threads, 1, 256),
       text("precision",
            "int8: conv layers on the fabric (or its emulator), FC on the host; fp32: everything on the host's float "
            "path (a model.toml `precision` overrides it)",
            &o.precision, {"int8", "fp32"}),
-      text("device",
-           "Where the fabric part runs: " + device_kinds() +
-               " (auto: a Xilinx board when one and an xclbin are there, else the emulator)",
-           &o.device.kind),
-      path("xclbin", "Accelerator binary for --device xrt/auto (else $TESSERA_XCLBIN)", &o.device.xclbin),
-      text("board", "Board profile the tiles are planned for and the emulator models (accel/plan/boards)",
-           &o.device.board),
-      text("emu-faults",
-           "Emulator fault injection for tests: fail-run=N, hang-run=N, wedge-run=N, corrupt-run=N, fail-load=N (N+ = "
-           "from the "
-           "Nth on), reset-ms=MS, comma-separated ('' = none)",
-           &o.device.emu_faults),
-      number("device-timeout-ms", "A device run taking longer is aborted; its batch is answered UNAVAILABLE",
-             &o.device_timeout_ms, 1, 3'600'000),
-      number("device-max-failures",
-             "Device failures in a row (each followed by a reset and a reload) before it is taken out of service",
-             &o.device_max_failures, 1, 1000),
       number("max-batch", "Images per batch and per device run (model.toml [batching] overrides)",
              &o.batching.max_batch, 1, 256),
       number("max-queue-delay-us", "How long a batch's first request waits for company (model.toml overrides)",
@@ -158,6 +179,9 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
       number("grpc-max-concurrent-streams", "gRPC: concurrent calls per connection (HTTP/2 streams)",
              &o.grpc_max_concurrent_streams, 1, 1'000'000),
   };
+  std::vector<DaemonFlag> devices = device_flags(o);
+  flags.insert(flags.end(), std::make_move_iterator(devices.begin()), std::make_move_iterator(devices.end()));
+  return flags;
 }
 
 void add_daemon_flags(CLI::App& app, std::vector<DaemonFlag>& flags) {

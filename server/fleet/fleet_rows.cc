@@ -31,13 +31,13 @@ json model_names(const json& telemetry) {
 
 // A row with every field, nothing known yet.
 json empty_row(const std::string& target) {
-  return {{"target", target},        {"self", false},
-          {"reachable", false},      {"ready", false},
-          {"device_kind", nullptr},  {"board", nullptr},
-          {"models", json::array()}, {"images_per_second", nullptr},
-          {"power_watts", nullptr},  {"temperature_c", nullptr},
-          {"queue_depth", nullptr},  {"p99_us", nullptr},
-          {"error", nullptr}};
+  return {{"target", target},         {"self", false},
+          {"reachable", false},       {"ready", false},
+          {"device_kind", nullptr},   {"board", nullptr},
+          {"models", json::array()},  {"images_per_second", nullptr},
+          {"power_watts", nullptr},   {"temperature_c", nullptr},
+          {"queue_depth", nullptr},   {"p99_us", nullptr},
+          {"devices", json::array()}, {"error", nullptr}};
 }
 
 void fill_from_telemetry(json& row, const json& telemetry) {
@@ -49,6 +49,18 @@ void fill_from_telemetry(json& row, const json& telemetry) {
   row["temperature_c"] = number_field(telemetry, "temperature_c");
   row["queue_depth"] = number_field(telemetry, "queue_depth");
   row["p99_us"] = worst_p99_us(telemetry);
+  // Per device instance (a peer from before instance groups has none).
+  if (const auto it = telemetry.find("devices"); it != telemetry.end() && it->is_array()) {
+    for (const json& device : *it) {
+      if (!device.is_object()) continue;
+      row["devices"].push_back({{"index", number_field(device, "index")},
+                                {"state", string_field(device, "state")},
+                                {"images_per_second", number_field(device, "images_per_second")},
+                                {"power_watts", number_field(device, "power_watts")},
+                                {"temperature_c", number_field(device, "temperature_c")},
+                                {"fabric_utilization", number_field(device, "fabric_utilization")}});
+    }
+  }
 }
 
 // "HTTP 401: missing bearer token" from an error answer ({"error":{"message"}} when it has one).

@@ -1,5 +1,6 @@
 #include "server/grpc/classifier_service.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -11,7 +12,7 @@
 
 namespace tessera {
 
-ClassifierService::ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
+ClassifierService::ClassifierService(ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
                                      const BearerTokens* tokens)
     : models_(models), tokens_(tokens), admission_(models, queue, in_flight_, max_image_bytes) {}
 
@@ -30,6 +31,7 @@ grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContex
     return reactor;
   }
   response->set_model(admitted->model->name());
+  response->set_model_version(admitted->model->version);
   response->set_request_id(admitted.request_id());
   admitted->done = [reactor, response](Result<ClassifyResult> result) {
     if (result) fill_response(*result, *response);
@@ -52,7 +54,11 @@ grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerCont
     reactor->Finish(*refused);
     return reactor;
   }
-  for (const auto& model : models_.models()) {
+  // The default model's versions first (in version order), as the protocol promises.
+  auto served = models_.models();
+  const std::string default_name = models_.default_name();
+  std::stable_partition(served.begin(), served.end(), [&](const auto& m) { return m->name() == default_name; });
+  for (const auto& model : served) {
     const ModelConfig& config = model->config();
     v1::ModelInfo* info = response->add_models();
     info->set_name(config.name);
@@ -63,9 +69,56 @@ grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerCont
     for (const std::string& label : config.labels) info->add_labels(label);
     info->set_precision(model->precision);
     info->set_device(model->device);
+    info->set_version(model->version);
+    for (unsigned device : model->devices) info->add_devices(device);
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClassifierService::GetModelIndex(grpc::CallbackServerContext* context,
+                                                           const v1::ModelIndexRequest* /*request*/,
+                                                           v1::ModelIndexResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (auto refused = check_grpc_bearer(*context, tokens_)) {
+    reactor->Finish(*refused);
+    return reactor;
+  }
+  for (const ModelIndexEntry& row : models_.index()) {
+    v1::ModelIndexEntry* entry = response->add_models();
+    entry->set_name(row.name);
+    entry->set_version(row.version);
+    entry->set_state(row.state);
+    entry->set_reason(row.reason);
+  }
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClassifierService::LoadModel(grpc::CallbackServerContext* context,
+                                                       const v1::LoadModelRequest* request,
+                                                       v1::LoadModelResponse* /*response*/) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (auto refused = check_grpc_bearer(*context, tokens_)) {
+    reactor->Finish(*refused);
+  } else if (request->name().empty()) {
+    reactor->Finish(to_grpc_status(Status::invalid_argument("name is empty; name the model to load")));
+  } else {
+    reactor->Finish(to_grpc_status(models_.load_model(request->name())));
+  }
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClassifierService::UnloadModel(grpc::CallbackServerContext* context,
+                                                         const v1::UnloadModelRequest* request,
+                                                         v1::UnloadModelResponse* /*response*/) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (auto refused = check_grpc_bearer(*context, tokens_)) {
+    reactor->Finish(*refused);
+  } else {
+    reactor->Finish(to_grpc_status(models_.unload_model(request->name())));
+  }
   return reactor;
 }
 

@@ -17,11 +17,11 @@ class ModelRepository;
 
 // Classify hands the request to admission and the queue and returns its reactor at once; the
 // worker's callback fills the response and finishes the RPC. ClassifyStream does the same per
-// message of a stream (classify_stream.h). ListModels answers inline. With `tokens`, every RPC
+// message of a stream (classify_stream.h). ListModels and the repository calls answer inline. With `tokens`, every RPC
 // first wants a bearer token (auth/grpc_auth.h).
 class ClassifierService final : public v1::Classifier::CallbackService {
  public:
-  ClassifierService(const ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
+  ClassifierService(ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
                     const BearerTokens* tokens = nullptr);
 
   grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context, const v1::ClassifyRequest* request,
@@ -30,12 +30,19 @@ class ClassifierService final : public v1::Classifier::CallbackService {
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
                                        v1::ListModelsResponse* response) override;
+  // The repository calls: answered inline (a load only starts; it runs on the repository's thread).
+  grpc::ServerUnaryReactor* GetModelIndex(grpc::CallbackServerContext* context, const v1::ModelIndexRequest* request,
+                                          v1::ModelIndexResponse* response) override;
+  grpc::ServerUnaryReactor* LoadModel(grpc::CallbackServerContext* context, const v1::LoadModelRequest* request,
+                                      v1::LoadModelResponse* response) override;
+  grpc::ServerUnaryReactor* UnloadModel(grpc::CallbackServerContext* context, const v1::UnloadModelRequest* request,
+                                        v1::UnloadModelResponse* response) override;
 
   // Classify calls and open streams; shutdown drains them.
   InFlightTracker& in_flight() { return in_flight_; }
 
  private:
-  const ModelRepository& models_;
+  ModelRepository& models_;
   const BearerTokens* tokens_;
   InFlightTracker in_flight_;
   Admission admission_;  // over in_flight_

@@ -9,6 +9,7 @@ AdmissionRequest admission_request(grpc::CallbackServerContext* context, const v
   AdmissionRequest admission;
   admission.via = via;
   admission.model = request.model();
+  admission.version = request.model_version();
   admission.request_id = request.request_id();
   admission.top_k = uint64_t{request.top_k()};
   const std::string& image = request.image();

@@ -87,6 +87,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   AdmissionRequest admission;
   admission.via = kVia;
   admission.model = request->model_name();
+  admission.version = request->model_version();
   admission.request_id = request->id();
   admission.id_rule = RequestIdRule::kReplace;
   admission.bytes = request->ByteSizeLong();

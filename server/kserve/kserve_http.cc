@@ -27,6 +27,7 @@ namespace {
 
 constexpr const char* kVia = "kserve-http";
 constexpr std::string_view kModelsPrefix = "/v2/models/";
+constexpr std::string_view kRepositoryPrefix = "/v2/repository/";
 
 HttpResponse error_response(unsigned http_status, std::string_view message) {
   return make_error_response(http_status, "", message, error_body);
@@ -67,6 +68,34 @@ std::optional<ModelPath> parse_model_path(std::string_view rest) {
   return path;
 }
 
+// KServe's model repository extension: POST /v2/repository/index, and POST
+// /v2/repository/models/{name}/load or /unload. A load runs in the background: 200 says it
+// started; the index says when the model is READY, or why it is UNAVAILABLE.
+HttpResponse repository_response(ModelRepository& models, std::string_view rest) {
+  if (rest == "index") {
+    json rows = json::array();
+    for (const ModelIndexEntry& entry : models.index()) {
+      json row = {{"name", entry.name}, {"state", entry.state}, {"reason", entry.reason}};
+      if (!entry.version.empty()) row["version"] = entry.version;
+      rows.push_back(std::move(row));
+    }
+    return make_json_response(200, rows);
+  }
+  constexpr std::string_view kModels = "models/";
+  const size_t slash = rest.rfind('/');
+  if (!rest.starts_with(kModels) || slash == std::string_view::npos || slash <= kModels.size()) {
+    return error_response(Status::not_found("no such endpoint: /v2/repository/" + std::string(rest)));
+  }
+  const auto name = percent_decode(rest.substr(kModels.size(), slash - kModels.size()));
+  const std::string_view action = rest.substr(slash + 1);
+  if (!name || name->empty() || name->find('/') != std::string::npos || (action != "load" && action != "unload")) {
+    return error_response(Status::not_found("no such endpoint: /v2/repository/" + std::string(rest)));
+  }
+  const Status status = action == "load" ? models.load_model(*name) : models.unload_model(*name);
+  if (!status.is_ok()) return error_response(status);
+  return make_json_response(200, {{"name", *name}, {"state", action == "load" ? "LOADING" : "UNAVAILABLE"}});
+}
+
 // The decoded request and its model, kept alive by the job's callback (the job points into it).
 struct PendingInfer {
   InferRequest request;
@@ -75,7 +104,7 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveHttp::KserveHttp(const ModelRepository& models, Admission& admission) : models_(models), admission_(admission) {}
+KserveHttp::KserveHttp(ModelRepository& models, Admission& admission) : models_(models), admission_(admission) {}
 
 void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   const std::string path(split_target(request.target()).path);
@@ -102,6 +131,10 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
     if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
     return reply(not_ready().value_or(make_json_response(200, {{"ready", true}})));
   }
+  if (path.starts_with(kRepositoryPrefix)) {
+    if (method != http::verb::post) return reply(method_not_allowed("POST", error_body));
+    return reply(repository_response(models_, std::string_view(path).substr(kRepositoryPrefix.size())));
+  }
   const auto parsed = path.starts_with(kModelsPrefix)
                           ? parse_model_path(std::string_view(path).substr(kModelsPrefix.size()))
                           : std::nullopt;
@@ -125,6 +158,7 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   AdmissionRequest admission;
   admission.via = kVia;
   admission.model = model_name;
+  admission.version = version;
   admission.id_rule = RequestIdRule::kReplace;  // the id is in the body: until it is decoded, a fresh one
   admission.bytes = request.body().size();
   auto refuse = [&](const Admitted& refused) {

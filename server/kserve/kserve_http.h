@@ -23,7 +23,7 @@ namespace tessera::kserve {
 // `admission`, the HTTP routes' (whose in-flight tracker shutdown drains; readiness reads it).
 class KserveHttp {
  public:
-  KserveHttp(const ModelRepository& models, Admission& admission);
+  KserveHttp(ModelRepository& models, Admission& admission);
 
   // Answers a request whose path is /v2 or under /v2/: inline, or for inference from the queue's
   // callback.
@@ -32,7 +32,7 @@ class KserveHttp {
  private:
   void infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name, const std::string& version);
 
-  const ModelRepository& models_;
+  ModelRepository& models_;
   Admission& admission_;
 };
 

@@ -8,6 +8,7 @@ ModelSignature make_model_signature(const ServedModel& model) {
   const ModelConfig& config = model.config();
   ModelSignature s;
   s.name = config.name;
+  s.version = std::to_string(model.version);
   s.platform = "tessera_" + model.precision;
   s.channels = config.input.channels;
   s.height = config.input.height;

@@ -14,7 +14,7 @@ namespace tessera::kserve {
 // FP32 tensor [1, C, H, W] (NCHW, preprocessed); its one output is FP32 [1, num_classes] (softmax).
 struct ModelSignature {
   std::string name;
-  // Tessera models are not versioned: every model has this one version.
+  // The served version's number (its numbered subfolder; 1 for an unversioned model folder).
   std::string version = "1";
   std::string platform;  // "tessera_int8" | "tessera_fp32"
   std::string input_name = "input";

@@ -10,11 +10,9 @@ namespace tessera::kserve {
 
 Result<KserveModel> find_model(const ModelRepository& models, std::string_view name, std::string_view version) {
   if (name.empty()) return Status::invalid_argument("model_name is empty; name the model");
-  const ServedModel* served = models.find(name);
-  if (served == nullptr) return Status::not_found("no model named '" + std::string(name) + "'");
   KserveModel model;
-  model.served = served;
-  model.signature = make_model_signature(*served);
+  TESSERA_ASSIGN_OR_RETURN(model.served, models.resolve(name, version));
+  model.signature = make_model_signature(*model.served);
   TESSERA_RETURN_IF_ERROR(check_model_version(model.signature, version));
   return model;
 }

@@ -4,6 +4,7 @@
 // by a fresh one; the response echoes the client's id either way.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,12 +22,12 @@ namespace tessera::kserve {
 
 // A served model with the signature the codecs describe it by.
 struct KserveModel {
-  const ServedModel* served = nullptr;
+  std::shared_ptr<const ServedModel> served;
   ModelSignature signature;
 };
 
-// The model `name` at `version` ("" = its one version). An empty name is INVALID_ARGUMENT (the
-// protocol always names the model); an unknown name or version is NOT_FOUND.
+// The model `name` at `version` ("" = its newest served version). An empty name is
+// INVALID_ARGUMENT (the protocol always names the model); an unknown name or version is NOT_FOUND.
 Result<KserveModel> find_model(const ModelRepository& models, std::string_view name, std::string_view version);
 
 // A job's view of the decoded input (image bytes, FP32 tensor or pixels); `input` must outlive

@@ -71,6 +71,14 @@ TesseraMetrics::TesseraMetrics()
                                      .Name("tessera_fabric_utilization_ratio")
                                      .Help("Share of the recent window the fabric stage was busy (0..1).")
                                      .Register(registry_)),
+      device_images_family_(BuildCounter()
+                                .Name("tessera_device_images_total")
+                                .Help("Images classified successfully by batches that ran on the device.")
+                                .Register(registry_)),
+      device_serving_family_(BuildGauge()
+                                 .Name("tessera_device_serving")
+                                 .Help("1 while the device serves, 0 while it is reset or once it is out of service.")
+                                 .Register(registry_)),
       daemon_{&BuildGauge()
                    .Name("tessera_ready")
                    .Help("1 while the daemon is ready, 0 while starting, draining, or while the device is reset "
@@ -112,6 +120,9 @@ DeviceSeries TesseraMetrics::add_device(const prometheus::Labels& device_labels,
   series.power = &power_family_.Add(device_labels);
   series.temperature = &temperature_family_.Add(device_labels);
   series.fabric_utilization = &fabric_utilization_family_.Add(device_labels);
+  series.images = &device_images_family_.Add(device_labels);
+  series.serving = &device_serving_family_.Add(device_labels);
+  series.serving->Set(1);
   return series;
 }
 

@@ -6,8 +6,8 @@
 // Series come in three scopes, each a small struct of pointers into the registry (valid as long
 // as the TesseraMetrics): the daemon's (requests, readiness, uptime), one served model's
 // (`model` label) and one device's. A device's series carry the labels add_device() is given on
-// top of their own: {} today, where one daemon drives one device, and {{"device", "0"}}, ... once
-// one daemon drives several (instance groups), so the per-device label needs no new family.
+// top of their own: {} where one daemon drives one device, and {{"device", "0"}}, ... where it
+// drives several (--devices, instance groups).
 #pragma once
 
 #include <prometheus/counter.h>
@@ -50,6 +50,8 @@ struct DeviceSeries {
   prometheus::Gauge* power = nullptr;               // tessera_power_watts
   prometheus::Gauge* temperature = nullptr;         // tessera_temperature_celsius
   prometheus::Gauge* fabric_utilization = nullptr;  // tessera_fabric_utilization_ratio
+  prometheus::Counter* images = nullptr;            // tessera_device_images_total
+  prometheus::Gauge* serving = nullptr;             // tessera_device_serving
 };
 
 class TesseraMetrics {
@@ -87,6 +89,8 @@ class TesseraMetrics {
   prometheus::Family<prometheus::Gauge>& power_family_;
   prometheus::Family<prometheus::Gauge>& temperature_family_;
   prometheus::Family<prometheus::Gauge>& fabric_utilization_family_;
+  prometheus::Family<prometheus::Counter>& device_images_family_;
+  prometheus::Family<prometheus::Gauge>& device_serving_family_;
   DaemonSeries daemon_;
 };
 

@@ -30,7 +30,7 @@ constexpr int64_t kMaxStaticFileBytes = 8 << 20;
 
 }  // namespace
 
-HttpRoutes::HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
+HttpRoutes::HttpRoutes(ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
                        const telemetry::ServerStats* stats, const BearerTokens* tokens, fleet::FleetService* fleet)
     : models_(models),
       web_root_(std::move(web_root)),
@@ -104,9 +104,17 @@ HttpResponse HttpRoutes::list_models() const {
           {{"width", config.input.width}, {"height", config.input.height}, {"channels", config.input.channels}}},
          {"labels", config.labels},
          {"precision", model->precision},
-         {"device", model->device}});
+         {"device", model->device},
+         {"version", model->version},
+         {"devices", model->devices}});
   }
-  return make_json_response(200, {{"models", std::move(models)}, {"default", models_.default_model().name()}});
+  // Every model of the repository folder with its load state (the web UI's models page).
+  json index = json::array();
+  for (const ModelIndexEntry& row : models_.index()) {
+    index.push_back({{"name", row.name}, {"version", row.version}, {"state", row.state}, {"reason", row.reason}});
+  }
+  return make_json_response(
+      200, {{"models", std::move(models)}, {"default", models_.default_name()}, {"repository", std::move(index)}});
 }
 
 HttpResponse HttpRoutes::static_file(const HttpRequest& request) const {

@@ -28,7 +28,7 @@ class HttpRoutes final : public HttpHandler {
  public:
   // Without `stats` there is no /metrics nor /v1/telemetry; without `tokens` no route wants one;
   // without `fleet` no /v1/fleet.
-  HttpRoutes(const ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
+  HttpRoutes(ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
              const telemetry::ServerStats* stats = nullptr, const BearerTokens* tokens = nullptr,
              fleet::FleetService* fleet = nullptr);
 
@@ -46,7 +46,7 @@ class HttpRoutes final : public HttpHandler {
   HttpResponse list_models() const;
   HttpResponse static_file(const HttpRequest& request) const;
 
-  const ModelRepository& models_;
+  ModelRepository& models_;
   const std::filesystem::path web_root_;
   const telemetry::ServerStats* stats_;
   const BearerTokens* tokens_;

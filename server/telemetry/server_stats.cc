@@ -19,26 +19,55 @@ double quantile(const std::vector<uint64_t>& v, double q) {
 
 }  // namespace
 
-ServerStats::ServerStats(std::vector<const ServedModel*> models, DeviceLabels device, const InferenceQueue* queue,
-                         const TelemetrySampler* sampler, std::chrono::seconds window)
-    : models_(std::move(models)),
-      device_(std::move(device)),
-      static_watts_(device_.static_watts),
+ServerStats::ServerStats(const ModelRepository* repository, std::vector<DeviceLabels> devices,
+                         const InferenceQueue* queue, std::chrono::seconds window)
+    : repository_(repository),
+      devices_(std::move(devices)),
       queue_(queue),
-      sampler_(sampler),
-      window_(window) {
-  const std::vector<std::string> stages(std::begin(kStages), std::end(kStages));
-  for (const ServedModel* served : models_) model_series_[served->name()] = metrics_.add_model(served->name(), stages);
-  // One daemon, one device: no `device` label yet (see metrics/tessera_metrics.h).
-  device_series_ = metrics_.add_device({}, {device_.kind, device_.name, device_.board});
+      window_(window),
+      device_totals_(devices_.size()) {
+  if (repository_) {
+    for (const std::string& name : repository_->names()) add_model(name);
+  }
+  // One device: no `device` label (see metrics/tessera_metrics.h); several: device="0", ...
+  for (const DeviceLabels& device : devices_) {
+    prometheus::Labels labels;
+    if (devices_.size() > 1) labels = {{"device", std::to_string(device.index)}};
+    device_series_.push_back(metrics_.add_device(labels, {device.kind, device.name, device.board}));
+  }
 }
 
 ServerStats::~ServerStats() = default;
 
-void ServerStats::on_batch(const ServedModel& model, size_t size) {
-  if (auto it = model_series_.find(model.name()); it != model_series_.end()) {
-    it->second.batch_size->Observe(static_cast<double>(size));
+void ServerStats::add_model(const std::string& name) { (void)series_of(name); }
+
+const metrics::ModelSeries& ServerStats::series_of(const std::string& name) const {
+  std::lock_guard lock(series_mu_);
+  auto it = model_series_.find(name);
+  if (it == model_series_.end()) {
+    const std::vector<std::string> stages(std::begin(kStages), std::end(kStages));
+    it = model_series_.emplace(name, metrics_.add_model(name, stages)).first;
   }
+  return it->second;
+}
+
+size_t ServerStats::device_slot(int index) const {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (static_cast<int>(devices_[i].index) == index) return i;
+  }
+  return devices_.size();
+}
+
+void ServerStats::on_device_error(unsigned index) {
+  const size_t slot = device_slot(static_cast<int>(index));
+  if (slot == devices_.size()) return;
+  device_series_[slot].errors->Increment();
+  std::lock_guard lock(mu_);
+  ++device_totals_[slot].errors;
+}
+
+void ServerStats::on_batch(const ServedModel& model, size_t size) {
+  series_of(model.name()).batch_size->Observe(static_cast<double>(size));
   std::lock_guard lock(mu_);
   ++batch_sizes_[model.name()][static_cast<uint32_t>(size)];
 }
@@ -57,29 +86,34 @@ void ServerStats::on_answer(const InferenceJob& job, const Result<ClassifyResult
   Answer a{Clock::now(),
            model,
            {t.queue_us, t.decode_us, t.fabric_us, t.host_us, t.total_us},
-           static_cast<double>(t.fabric_us) / std::max<uint32_t>(1, r.batch_size)};
+           static_cast<double>(t.fabric_us) / std::max<uint32_t>(1, r.batch_size),
+           r.device};
+  const size_t slot = device_slot(r.device);
   // The Prometheus series have their own locks: updated outside mu_, which guards only the window
-  // and the totals below. A model has series when it was served from the start (all are).
-  const auto series = model_series_.find(model);
-  if (series != model_series_.end()) {
-    series->second.images->Increment();
-    for (size_t i = 0; i < std::size(kStages); ++i) {
-      series->second.stage_latency[i]->Observe(static_cast<double>(a.stage_us[i]) * 1e-6);
-    }
+  // and the totals below.
+  const metrics::ModelSeries& series = series_of(model);
+  series.images->Increment();
+  for (size_t i = 0; i < std::size(kStages); ++i) {
+    series.stage_latency[i]->Observe(static_cast<double>(a.stage_us[i]) * 1e-6);
   }
   double dynamic_joules = 0;
   if (r.energy_uj > 0) {
-    if (series != model_series_.end()) series->second.modeled_energy->Increment(r.energy_uj * 1e-6);
+    series.modeled_energy->Increment(r.energy_uj * 1e-6);
     // The plan's energy holds the board's static power over the layer times; the power model
     // adds static power itself, so only the dynamic part accumulates.
+    const double static_watts = slot < devices_.size() ? devices_[slot].static_watts : 0.0;
     const double static_uj =
-        static_watts_ * static_cast<double>(t.modeled_fabric_us) / std::max<uint32_t>(1, r.batch_size);
+        static_watts * static_cast<double>(t.modeled_fabric_us) / std::max<uint32_t>(1, r.batch_size);
     dynamic_joules = std::max(0.0, r.energy_uj - static_uj) * 1e-6;
   }
+  if (slot < devices_.size()) device_series_[slot].images->Increment();
   std::lock_guard lock(mu_);
   ++outcomes_[model].first;
   modeled_joules_ += std::max(0.0, r.energy_uj) * 1e-6;
-  modeled_dynamic_joules_ += dynamic_joules;
+  if (slot < devices_.size()) {
+    device_totals_[slot].modeled_dynamic_joules += dynamic_joules;
+    ++device_totals_[slot].images;
+  }
   recent_.push_back(std::move(a));
   trim(recent_.back().at);
 }
@@ -94,9 +128,10 @@ bool ServerStats::ready() const {
   return ready_;
 }
 
-double ServerStats::modeled_dynamic_joules() const {
+double ServerStats::modeled_dynamic_joules(unsigned index) const {
+  const size_t slot = device_slot(static_cast<int>(index));
   std::lock_guard lock(mu_);
-  return modeled_dynamic_joules_;
+  return slot < devices_.size() ? device_totals_[slot].modeled_dynamic_joules : 0.0;
 }
 
 void ServerStats::trim(Clock::time_point now) const {
@@ -126,18 +161,22 @@ std::vector<StageLatency> ServerStats::latencies(const std::string& model) const
 TelemetrySnapshot ServerStats::snapshot() const {
   TelemetrySnapshot s;
   s.time = std::chrono::system_clock::now();
-  s.device_kind = device_.kind;
-  s.device_name = device_.name;
-  s.board = device_.board;
-  if (sampler_) {
-    if (auto latest = sampler_->latest()) {
-      s.power_watts = latest->watts;
-      s.power_source = latest->power_source;
-      s.temperature_c = latest->temperature_c;
-      s.temperature_source = latest->temperature_source;
+  if (!devices_.empty()) {
+    s.device_kind = devices_.front().kind;
+    s.device_name = devices_.front().name;
+    s.board = devices_.front().board;
+    if (const TelemetrySampler* sampler = devices_.front().sampler) {
+      if (auto latest = sampler->latest()) {
+        s.power_source = latest->power_source;
+        s.temperature_source = latest->temperature_source;
+      }
+      if (auto reading = sampler->latest_power_reading()) s.rails_watts = reading->rails_watts;
     }
-    if (auto reading = sampler_->latest_power_reading()) s.rails_watts = reading->rails_watts;
-    s.energy_joules = sampler_->energy_joules();
+  }
+  // The models served now, and their queues' depths (summed over a model's versions).
+  std::map<std::string, size_t> depths;
+  if (repository_) {
+    for (const auto& served : repository_->models()) depths[served->name()] += queue_ ? queue_->depth(served.get()) : 0;
   }
   const auto now = Clock::now();
   // The window, or the time since start when that is shorter (rates right after start).
@@ -146,17 +185,13 @@ TelemetrySnapshot ServerStats::snapshot() const {
   trim(now);
   s.ready = ready_;
   s.modeled_energy_joules = modeled_joules_;
-  double busy_us = 0;
-  for (const Answer& a : recent_) busy_us += a.fabric_busy_us;
-  if (seconds > 0) {
-    s.images_per_second = static_cast<double>(recent_.size()) / seconds;
-    s.fabric_utilization = std::min(1.0, busy_us * 1e-6 / seconds);
-  }
-  for (const ServedModel* served : models_) {
-    const std::string& name = served->name();
+  if (seconds > 0) s.images_per_second = static_cast<double>(recent_.size()) / seconds;
+  device_stats(s, seconds);
+  for (const auto& [model_name, depth] : depths) {
+    const std::string& name = model_name;  // a lambda below captures it (not a structured binding)
     ModelStats m;
     m.name = name;
-    if (queue_) m.queue_depth = queue_->depth(served);
+    m.queue_depth = depth;
     s.queue_depth += m.queue_depth;
     const size_t n = static_cast<size_t>(
         std::count_if(recent_.begin(), recent_.end(), [&](const Answer& a) { return a.model == name; }));
@@ -172,6 +207,47 @@ TelemetrySnapshot ServerStats::snapshot() const {
   return s;
 }
 
+void ServerStats::device_stats(TelemetrySnapshot& s, double seconds) const {
+  std::vector<double> busy_us(devices_.size() + 1, 0.0), images(devices_.size() + 1, 0.0);
+  for (const Answer& a : recent_) {
+    const size_t slot = device_slot(a.device);
+    busy_us[slot] += a.fabric_busy_us;
+    images[slot] += 1;
+  }
+  // The daemon's figures: power and energy add up over the devices, the hottest one's temperature,
+  // the mean utilisation (the host-only answers' fabric time counts for no device).
+  double utilization = 0;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const DeviceLabels& labels = devices_[i];
+    DeviceStats d;
+    d.index = labels.index;
+    d.kind = labels.kind;
+    d.name = labels.name;
+    d.board = labels.board;
+    if (labels.health) d.state = device_state_name(labels.health->health().state);
+    if (labels.sampler) {
+      if (auto latest = labels.sampler->latest()) {
+        d.power_watts = latest->watts;
+        d.power_source = latest->power_source;
+        d.temperature_c = latest->temperature_c;
+      }
+      d.energy_joules = labels.sampler->energy_joules();
+    }
+    if (seconds > 0) {
+      d.images_per_second = images[i] / seconds;
+      d.fabric_utilization = std::min(1.0, busy_us[i] * 1e-6 / seconds);
+    }
+    d.images = device_totals_[i].images;
+    d.errors = device_totals_[i].errors;
+    if (d.power_watts) s.power_watts = s.power_watts.value_or(0.0) + *d.power_watts;
+    if (d.temperature_c) s.temperature_c = std::max(s.temperature_c.value_or(*d.temperature_c), *d.temperature_c);
+    s.energy_joules += d.energy_joules;
+    utilization += d.fabric_utilization;
+    s.devices.push_back(std::move(d));
+  }
+  if (!devices_.empty()) s.fabric_utilization = utilization / static_cast<double>(devices_.size());
+}
+
 std::string ServerStats::expose_metrics() const {
   // prometheus-cpp has no gauge whose value a callback computes at scrape time (the old registry's
   // callback gauges), and a custom Collectable would have to rebuild the families' HELP and types by
@@ -180,19 +256,22 @@ std::string ServerStats::expose_metrics() const {
   std::lock_guard lock(scrape_mu_);
   const TelemetrySnapshot s = snapshot();
   for (const ModelStats& model : s.models) {
-    if (auto it = model_series_.find(model.name); it != model_series_.end()) {
-      it->second.queue_depth->Set(static_cast<double>(model.queue_depth));
-    }
+    series_of(model.name).queue_depth->Set(static_cast<double>(model.queue_depth));
   }
   const metrics::DaemonSeries& daemon = metrics_.daemon();
   daemon.images_per_second->Set(s.images_per_second);
   daemon.ready->Set(s.ready ? 1.0 : 0.0);
   daemon.uptime->Set(std::chrono::duration<double>(Clock::now() - started_).count());
-  device_series_.fabric_utilization->Set(s.fabric_utilization);
-  device_series_.power->Set(s.power_watts.value_or(std::nan("")));
-  device_series_.temperature->Set(s.temperature_c.value_or(std::nan("")));
-  // The sampler integrates the energy; the counter catches up with it (a counter only goes up).
-  device_series_.energy->Increment(std::max(0.0, s.energy_joules - device_series_.energy->Value()));
+  for (size_t i = 0; i < s.devices.size() && i < device_series_.size(); ++i) {
+    const DeviceStats& d = s.devices[i];
+    const metrics::DeviceSeries& series = device_series_[i];
+    series.fabric_utilization->Set(d.fabric_utilization);
+    series.power->Set(d.power_watts.value_or(std::nan("")));
+    series.temperature->Set(d.temperature_c.value_or(std::nan("")));
+    series.serving->Set(d.state == device_state_name(DeviceState::kServing) ? 1.0 : 0.0);
+    // The sampler integrates the energy; the counter catches up with it (a counter only goes up).
+    series.energy->Increment(std::max(0.0, d.energy_joules - series.energy->Value()));
+  }
   return metrics_.expose();
 }
 

@@ -35,6 +35,22 @@ json to_json(const TelemetrySnapshot& s) {
                       {"batch_sizes", std::move(batches)},
                       {"latency", std::move(latency)}});
   }
+  json devices = json::array();
+  for (const DeviceStats& d : s.devices) {
+    devices.push_back({{"index", d.index},
+                       {"kind", d.kind},
+                       {"name", d.name},
+                       {"board", d.board},
+                       {"state", d.state},
+                       {"power_watts", optional_number(d.power_watts)},
+                       {"power_source", d.power_source},
+                       {"energy_joules", d.energy_joules},
+                       {"temperature_c", optional_number(d.temperature_c)},
+                       {"fabric_utilization", d.fabric_utilization},
+                       {"images_per_second", d.images_per_second},
+                       {"images", d.images},
+                       {"errors", d.errors}});
+  }
   return {{"time_unix_ms", std::chrono::duration_cast<std::chrono::milliseconds>(s.time.time_since_epoch()).count()},
           {"device_kind", s.device_kind},
           {"device_name", s.device_name},
@@ -50,7 +66,8 @@ json to_json(const TelemetrySnapshot& s) {
           {"queue_depth", s.queue_depth},
           {"modeled_energy_joules", s.modeled_energy_joules},
           {"ready", s.ready},
-          {"models", std::move(models)}};
+          {"models", std::move(models)},
+          {"devices", std::move(devices)}};
 }
 
 }  // namespace tessera::telemetry

@@ -111,6 +111,22 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot
   std::atomic<bool> finished_{false};
 };
 
+void device_to_proto(const telemetry::DeviceStats& d, v1::DeviceTelemetry& out) {
+  out.set_index(d.index);
+  out.set_kind(d.kind);
+  out.set_name(d.name);
+  out.set_board(d.board);
+  out.set_state(d.state);
+  if (d.power_watts) out.set_power_watts(*d.power_watts);
+  out.set_power_source(d.power_source);
+  out.set_energy_joules(d.energy_joules);
+  if (d.temperature_c) out.set_temperature_c(*d.temperature_c);
+  out.set_fabric_utilization(d.fabric_utilization);
+  out.set_images_per_second(d.images_per_second);
+  out.set_images(d.images);
+  out.set_errors(d.errors);
+}
+
 }  // namespace
 
 void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out) {
@@ -143,6 +159,7 @@ void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out)
     }
     for (const telemetry::StageLatency& l : m.latency) latency_to_proto(l, *mt->add_latency());
   }
+  for (const telemetry::DeviceStats& d : s.devices) device_to_proto(d, *out.add_devices());
 }
 
 TelemetryService::TelemetryService(const telemetry::ServerStats& stats, const BearerTokens* tokens)

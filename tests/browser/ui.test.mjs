@@ -218,6 +218,8 @@ async function main() {
     await page.waitForSelector("#model:not([disabled])", { timeout: WAIT_MS });
     const models = await page.$$eval("#model option", (opts) => opts.map((o) => o.value));
     assert(models.includes("fashion-mnist"), `models ${models} include fashion-mnist`);
+    const rows = await page.$$eval("#repository-table tbody tr", (trs) => trs.map((tr) => tr.textContent));
+    assert(rows.some((r) => r.startsWith("fashion-mnist1READY")), `the models table lists version 1 ready: ${rows}`);
   });
 
   await step(`a picked image (${pngImage.name}) is classified as its true label, ${pngImage.label}`, async () => {
@@ -302,6 +304,8 @@ async function main() {
     assert(status === "live", `stream status ${status}`);
     const sizes = await page.$$eval("#batch-hist li", (lis) => lis.map((li) => li.textContent));
     assert(sizes.some((s) => s.startsWith("size 1")), `batch sizes listed: ${sizes}`);
+    const devices = await page.$$eval("#device-table tbody tr", (trs) => trs.map((tr) => tr.dataset.state));
+    assert(devices.length === 1 && devices[0] === "serving", `one device row, serving: ${devices}`);
   });
   await shoot(page, "desktop-live.png");
 

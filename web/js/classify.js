@@ -36,13 +36,18 @@ export async function loadModels() {
     const body = await apiFetch("/v1/models");
     const previous = select.value;
     select.textContent = "";
+    // One entry per model (requests go to its newest version); the versions served in its label.
+    const versions = new Map();
+    for (const m of body.models) versions.set(m.name, [...(versions.get(m.name) || []), m.version]);
     for (const m of body.models) {
+      if (select.querySelector(`option[value="${CSS.escape(m.name)}"]`)) continue;
       const opt = document.createElement("option");
       opt.value = m.name;
-      opt.textContent = `${m.name} (${m.input.channels}×${m.input.height}×${m.input.width}, ${m.labels.length} classes, ${m.precision} on ${m.device})`;
+      opt.textContent = `${m.name} v${versions.get(m.name).join(", v")} (${m.input.channels}×${m.input.height}×${m.input.width}, ${m.labels.length} classes, ${m.precision} on ${m.device})`;
       opt.selected = previous ? m.name === previous : m.name === body.default;
       select.appendChild(opt);
     }
+    renderRepository(body.repository || []);
     select.disabled = false;
     if ($("error").textContent.startsWith("Cannot list the models")) showMessage("Choose an image to classify.");
   } catch (e) {
@@ -51,6 +56,19 @@ export async function loadModels() {
     select.disabled = true;
     showError("Cannot list the models: " + e.message);
   }
+}
+
+// The repository's index: every model folder, its versions and load state (and why not ready).
+function renderRepository(rows) {
+  const tbody = $("repository-table").tBodies[0];
+  tbody.textContent = "";
+  for (const r of rows) {
+    const tr = tbody.insertRow();
+    tr.dataset.model = r.name;
+    tr.dataset.state = r.state;
+    for (const text of [r.name, r.version || "–", r.state, r.reason || ""]) tr.insertCell().textContent = text;
+  }
+  $("repository-card").hidden = rows.length === 0;
 }
 
 function renderClasses(classes) {

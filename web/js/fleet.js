@@ -5,6 +5,35 @@ import { apiFetch, fillFacts, fmt, fmtMicros } from "./api.js";
 const $ = (id) => document.getElementById(id);
 const REFRESH_MS = 5000;
 
+// One row per device instance of a board: its state, throughput, power, temperature, load.
+function deviceTable(devices) {
+  const table = document.createElement("table");
+  table.className = "devices";
+  const head = table.createTHead().insertRow();
+  for (const h of ["device", "state", "images/s", "power", "temp", "busy"]) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const d of devices) {
+    const tr = body.insertRow();
+    tr.dataset.device = String(d.index);
+    tr.dataset.state = d.state || "";
+    for (const text of [
+      String(d.index),
+      d.state || "–",
+      fmt(d.images_per_second, 1),
+      d.power_watts === null ? "–" : fmt(d.power_watts, 2) + " W",
+      d.temperature_c === null ? "–" : fmt(d.temperature_c, 1) + " °C",
+      d.fabric_utilization === null ? "–" : fmt(100 * d.fabric_utilization, 0) + " %",
+    ]) {
+      tr.insertCell().textContent = text;
+    }
+  }
+  return table;
+}
+
 function boardCard(row) {
   const card = document.createElement("article");
   card.className = "card board" + (row.reachable ? "" : " down");
@@ -32,6 +61,7 @@ function boardCard(row) {
       ["queue depth", fmt(row.queue_depth)],
     ]);
     card.appendChild(facts);
+    if ((row.devices || []).length) card.appendChild(deviceTable(row.devices));
   }
   if (row.error) {
     const reason = document.createElement("p");

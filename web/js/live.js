@@ -183,6 +183,30 @@ export class LiveView {
       $(spec.id).dataset.last = String(this.values[i][this.values[i].length - 1]);
     });
     this.renderNow(s);
+    this.renderDevices(s);
+  }
+
+  // One row per device instance (--devices): state, throughput, power, energy, load, errors.
+  renderDevices(s) {
+    const tbody = $("device-table").tBodies[0];
+    tbody.textContent = "";
+    for (const d of s.devices || []) {
+      const tr = tbody.insertRow();
+      tr.dataset.device = String(d.index);
+      tr.dataset.state = d.state;
+      for (const text of [
+        `${d.index} · ${d.kind}`,
+        d.state,
+        fmt(d.images_per_second, 1),
+        d.power_watts === null ? "no sensor" : fmt(d.power_watts, 2) + " W",
+        fmt(d.energy_joules, 1) + " J",
+        d.temperature_c === null ? "no sensor" : fmt(d.temperature_c, 1) + " °C",
+        fmt(100 * d.fabric_utilization, 1) + " %",
+        fmt(d.errors),
+      ]) {
+        tr.insertCell().textContent = text;
+      }
+    }
   }
 
   renderNow(s) {

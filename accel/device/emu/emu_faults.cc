@@ -6,7 +6,7 @@
 namespace tessera::emu {
 namespace {
 
-constexpr const char* kKeys = "fail-run, hang-run, wedge-run, corrupt-run, fail-load, reset-ms";
+constexpr const char* kKeys = "fail-run, hang-run, wedge-run, corrupt-run, fail-load, reset-ms, instance";
 
 Result<uint64_t> parse_count(std::string_view key, std::string_view text) {
   uint64_t value = 0;
@@ -39,6 +39,11 @@ Status apply_item(EmuFaultPlan& plan, std::string_view item) {
   if (key == "reset-ms") {
     TESSERA_ASSIGN_OR_RETURN(uint64_t ms, parse_count(key, value));
     plan.reset_delay = std::chrono::milliseconds(static_cast<int64_t>(ms));
+    return Status::ok();
+  }
+  if (key == "instance") {
+    TESSERA_ASSIGN_OR_RETURN(uint64_t index, parse_count(key, value));
+    plan.instance = static_cast<unsigned>(index);
     return Status::ok();
   }
   FaultTrigger* trigger = key == "fail-run"      ? &plan.fail_run

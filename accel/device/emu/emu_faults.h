@@ -11,12 +11,14 @@
 //   corrupt-run=N   run N leaves garbage in the outputs and a status word the kernel never writes
 //   fail-load=N     loading a program for the Nth time fails (the device died at load)
 //   reset-ms=MS     a reset takes MS milliseconds (so a test sees the daemon recovering)
+//   instance=I      only emulator instance I (--devices) has these faults; without it, every one
 // N counts runs (or loads) of the whole device from 1; "N+" means N and every one after it.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "accel/common/status.h"
@@ -33,9 +35,12 @@ struct FaultTrigger {
 struct EmuFaultPlan {
   FaultTrigger fail_run, hang_run, wedge_run, corrupt_run, fail_load;
   std::chrono::milliseconds reset_delay{0};
+  std::optional<unsigned> instance;  // the one device instance the faults apply to; none: all
   bool any() const {
     return fail_run.at || hang_run.at || wedge_run.at || corrupt_run.at || fail_load.at || reset_delay.count();
   }
+  // Whether device instance `index` gets these faults.
+  bool applies_to(unsigned index) const { return !instance || *instance == index; }
 };
 
 // INVALID_ARGUMENT naming the bad item ("emu faults: unknown key 'x' (keys: ...)").

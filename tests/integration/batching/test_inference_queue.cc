@@ -62,7 +62,7 @@ class InferenceQueueTest : public ::testing::Test {
 
   InferenceJob job(InferenceCallback done) {
     InferenceJob j;
-    j.model = &models_->default_model();
+    j.model = models_->default_model();
     j.input = EncodedImage{{reinterpret_cast<const uint8_t*>(image_.data()), image_.size()}};
     j.request_id = "test";
     j.done = std::move(done);
@@ -250,7 +250,7 @@ TEST_F(InferenceQueueTest, StopDrainsEveryQueuedJob) {
 // image it came from; a tensor of the wrong size is refused.
 TEST_F(InferenceQueueTest, DecodedInputsClassifyLikeTheImage) {
   InferenceQueue queue({});
-  const ServedModel& model = models_->default_model();
+  const ServedModel& model = *models_->default_model();
   auto decoded = decode_image({reinterpret_cast<const uint8_t*>(image_.data()), image_.size()}, 1);
   ASSERT_TRUE(decoded.is_ok()) << decoded.status().to_string();
   auto tensor = preprocess(*decoded, model.config().input);

@@ -119,7 +119,8 @@ TEST_F(HealthReflectionTest, ReflectionListsTheServicesAndDescribesThem) {
     ASSERT_EQ(file.service_size(), 1);
     std::set<std::string> methods;
     for (const auto& m : file.service(0).method()) methods.insert(m.name());
-    EXPECT_EQ(methods, (std::set<std::string>{"Classify", "ClassifyStream", "ListModels"}));
+    EXPECT_EQ(methods, (std::set<std::string>{"Classify", "ClassifyStream", "ListModels", "GetModelIndex", "LoadModel",
+                                              "UnloadModel"}));
   }
   EXPECT_TRUE(found) << "tessera/v1/classifier.proto not among the described files";
 }

@@ -133,3 +133,38 @@ TEST(DeviceRegistry, ResolvesTheXclbinFromOptionsThenEnvironment) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(DeviceRegistry, DeviceListsAreAllOrDistinctIndices) {
+  EXPECT_FALSE(parse_device_list("all")->has_value());
+  EXPECT_EQ(**parse_device_list("0,2,1"), (std::vector<unsigned>{0, 2, 1}));
+  for (const char* bad : {"", "0,", ",1", "a", "1,1", "-1"}) {
+    auto parsed = parse_device_list(bad);
+    ASSERT_FALSE(parsed.is_ok()) << bad;
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(DeviceRegistry, EmulatorInstancesSplitTheThreadsAndTakeTheirOwnFaults) {
+  DeviceOptions options;
+  options.kind = "emu";
+  options.devices = "0,1";
+  options.emu_faults = "instance=1,fail-run=1";
+  std::string note;
+  auto devices = open_devices(options, &note);
+  ASSERT_TRUE(devices.is_ok()) << devices.status().to_string();
+  ASSERT_EQ(devices->size(), 2u);
+  EXPECT_EQ((*devices)[0].index, 0u);
+  EXPECT_EQ((*devices)[1].index, 1u);
+  const std::string first = note.substr(0, note.find('\n'));
+  const std::string second = note.substr(note.find('\n') + 1);
+  EXPECT_EQ(first.find("[device 0] device emu: emulator ("), 0u) << note;
+  EXPECT_EQ(second.find("[device 1] device emu: emulator ("), 0u) << note;
+  EXPECT_EQ(first.find("injected faults"), std::string::npos) << "only instance 1 has the faults: " << note;
+  EXPECT_NE(second.find("injected faults: instance=1,fail-run=1"), std::string::npos) << note;
+}
+
+}  // namespace
+}  // namespace tessera

@@ -138,3 +138,43 @@ TEST_F(ModelConfigTest, UnknownKeysAreErrorsNamingTheKey) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// [instances] and [version_policy]: parsed, and a bad one is an error naming the key.
+TEST_F(ModelConfigTest, InstancesAndVersionPolicy) {
+  write("model.toml", std::string(kValid) + "[instances]\ndevices = [0, 2]\n[version_policy]\nspecific = [1, 3]\n");
+  auto config = load_model_config(dir_);
+  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+  EXPECT_EQ(config->instances.devices, (std::vector<unsigned>{0, 2}));
+  EXPECT_FALSE(config->instances.count.has_value());
+  EXPECT_EQ(config->version_policy.specific, (std::vector<int64_t>{1, 3}));
+  auto policy = read_version_policy(dir_);
+  ASSERT_TRUE(policy.is_ok());
+  EXPECT_EQ(policy->specific, (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(*read_model_name(dir_), "pets");
+
+  expect_error(std::string(kValid) + "[instances]\ncount = 0\n", "'instances.count'");
+  expect_error(std::string(kValid) + "[instances]\ncount = 1\ndevices = [0]\n", "'instances' takes count or devices");
+  expect_error(std::string(kValid) + "[version_policy]\nlatest = 0\n", "'version_policy.latest'");
+  expect_error(std::string(kValid) + "[version_policy]\nspecific = [0]\n", "'version_policy.specific'");
+  expect_error(std::string(kValid) + "[version_policy]\nnewest = 2\n", "'version_policy.newest'");
+}
+
+// A version's files come from its own folder; model.toml from the model's.
+TEST_F(ModelConfigTest, FilesOfAVersionComeFromItsFolder) {
+  write("model.toml", kValid);
+  const std::filesystem::path version = dir_ / "2";
+  std::filesystem::create_directories(version);
+  EXPECT_FALSE(load_model_config(dir_, version).is_ok()) << "2/ holds no model.onnx yet";
+  std::ofstream(version / "model.onnx") << "x";
+  std::ofstream(version / "labels.txt") << "a\nb\n";
+  auto config = load_model_config(dir_, version);
+  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+  EXPECT_EQ(config->file, std::filesystem::absolute(version) / "model.onnx");
+  EXPECT_EQ(config->labels.size(), 2u);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -68,7 +68,7 @@ TEST_F(AdmissionTest, AdmitsAGoodRequestAsItsJobWithASlot) {
     Admitted admitted = admission_->admit(std::move(request));
     ASSERT_TRUE(admitted) << admitted.status().to_string();
     EXPECT_EQ(admitted.request_id(), "caller-7");
-    EXPECT_EQ(admitted->model, &models_->default_model());
+    EXPECT_EQ(admitted->model, models_->default_model());
     EXPECT_EQ(admitted->top_k, 3);
     EXPECT_EQ(admitted->request_id, "caller-7");
     EXPECT_STREQ(admitted->via, "grpc");
@@ -92,7 +92,7 @@ TEST_F(AdmissionTest, TopKZeroIsTheDefaultAndTooManyIsTheModelsClasses) {
   request.top_k = uint64_t{1000};
   Admitted capped = admission_->admit(std::move(request));
   ASSERT_TRUE(capped);
-  EXPECT_EQ(capped->top_k, models_->default_model().num_classes());
+  EXPECT_EQ(capped->top_k, models_->default_model()->num_classes());
 }
 
 TEST_F(AdmissionTest, NoModelNameIsTheDefaultModel) {
@@ -100,7 +100,7 @@ TEST_F(AdmissionTest, NoModelNameIsTheDefaultModel) {
   request.model = "";
   Admitted admitted = admission_->admit(std::move(request));
   ASSERT_TRUE(admitted);
-  EXPECT_EQ(admitted->model, &models_->default_model());
+  EXPECT_EQ(admitted->model, models_->default_model());
 }
 
 TEST_F(AdmissionTest, NoIdGetsAFreshOne) {
@@ -218,7 +218,7 @@ TEST_F(AdmissionTest, RefuseAnswersTheDoorsErrorUnlessTheIdIsRefusedFirst) {
 }
 
 TEST_F(AdmissionTest, ASubmittedJobIsAnsweredAndGivesItsSlotBack) {
-  const PreprocessConfig& input = models_->default_model().config().input;
+  const PreprocessConfig& input = models_->default_model()->config().input;
   const std::vector<float> tensor(static_cast<size_t>(input.channels * input.height * input.width), 0.0f);
   AdmissionRequest request = good_request();
   request.input = JobInput{InputTensor{tensor}};

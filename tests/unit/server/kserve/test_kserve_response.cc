@@ -118,10 +118,11 @@ TEST(KserveMetadata, Server) {
   const auto proto = make_server_metadata("0.1.0");
   EXPECT_EQ(proto.name(), "tesserad");
   EXPECT_EQ(proto.version(), "0.1.0");
-  ASSERT_EQ(proto.extensions_size(), 1);
+  ASSERT_EQ(proto.extensions_size(), 2);
   EXPECT_EQ(proto.extensions(0), "classification");
+  EXPECT_EQ(proto.extensions(1), "model_repository");
   EXPECT_EQ(server_metadata_json("0.1.0"),
-            json({{"name", "tesserad"}, {"version", "0.1.0"}, {"extensions", {"classification"}}}));
+            json({{"name", "tesserad"}, {"version", "0.1.0"}, {"extensions", {"classification", "model_repository"}}}));
 }
 
 TEST(KserveMetadata, Model) {

@@ -59,7 +59,9 @@ TEST(TesseraMetrics, ExposesTheCatalogueFromTheStart) {
   const std::map<std::string, std::string> expected = {
       {"tessera_batch_size", "histogram"},
       {"tessera_device_errors_total", "counter"},
+      {"tessera_device_images_total", "counter"},
       {"tessera_device_info", "gauge"},
+      {"tessera_device_serving", "gauge"},
       {"tessera_energy_joules_total", "counter"},
       {"tessera_fabric_utilization_ratio", "gauge"},
       {"tessera_images_per_second", "gauge"},
