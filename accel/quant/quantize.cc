@@ -22,8 +22,11 @@ FixedMultiplier quantize_multiplier(double real) {
     return {INT32_MAX, abi::kMinShift};
   }
   if (shift > abi::kMaxShift) {
-    // Shift the excess into the multiplier (losing precision) until it fits.
-    multiplier >>= (shift - abi::kMaxShift);
+    // Shift the excess into the multiplier (losing precision) until it fits. An excess of 63 or
+    // more leaves nothing (and a shift by >= 64 is undefined: x86 and ARM shift by excess mod 64,
+    // which made 1e-30 a multiplier of 2^27; UBSan, issue 15).
+    const int excess = shift - abi::kMaxShift;
+    multiplier = excess >= 63 ? 0 : multiplier >> excess;
     shift = abi::kMaxShift;
   }
   return {static_cast<int32_t>(multiplier), shift};

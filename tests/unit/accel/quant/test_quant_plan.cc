@@ -38,7 +38,15 @@ TEST(QuantizeMultiplier, RepresentsTheRealWithA31BitMantissa) {
 TEST(QuantizeMultiplier, ExtremesStayInTheAbiRange) {
   const auto tiny = quant::quantize_multiplier(1e-30);
   EXPECT_EQ(tiny.shift, abi::kMaxShift);
-  EXPECT_GE(tiny.multiplier, 0);
+  EXPECT_EQ(tiny.multiplier, 0);  // 1e-30 x 2^kMaxShift rounds to nothing
+  // Below 2^-(kMaxShift - 31) the mantissa loses bits but still stands for the real, within one
+  // unit of the last place the shift allows.
+  for (int e = abi::kMaxShift - 31; e < abi::kMaxShift + 40; e += 7) {
+    const double real = 0.7 * std::ldexp(1.0, -e);
+    const auto m = quant::quantize_multiplier(real);
+    EXPECT_EQ(m.shift, abi::kMaxShift) << real;
+    EXPECT_NEAR(std::ldexp(static_cast<double>(m.multiplier), -m.shift), real, std::ldexp(1.0, -abi::kMaxShift)) << e;
+  }
   const auto zero = quant::quantize_multiplier(0.0);
   EXPECT_EQ(zero.multiplier, 0);
   const auto huge = quant::quantize_multiplier(1e12);
