@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of tests/fuzz in build-fuzz/ (clang-14, -DTESSERA_FUZZ=ON: ASan +
-# UBSan + coverage), writes their seed corpora (tools/make_fuzz_corpus.py) and runs each target
-# for --time seconds (default 10), one after the other under `nice`. Prints per target the
-# executions and whether it crashed; crash inputs land in build-fuzz/fuzz-crashes/<target>/.
+# Builds the libFuzzer targets of tests/fuzz in the ASan + UBSan tree (build-asan/, configured by
+# tools/sanitize.sh asan: clang-14, -DTESSERA_FUZZ=ON, coverage on the parsing layers), writes
+# their seed corpora (tools/make_fuzz_corpus.py) and runs each target for --time seconds (default
+# 10), one after the other under `nice`. Prints per target the executions, CPU time and whether it
+# crashed; crash inputs land in build-asan/fuzz-crashes/<target>/, new inputs in
+# build-asan/fuzz-corpus/<target>/ (shared with the smoke runs, `ctest -L fuzz` in that tree).
 # Exits non-zero when any target crashed (or a sanitizer reported).
 #
-#   tools/fuzz.sh [--time SECONDS] [--build-only] [TARGET...]    (default: every target)
+#   tools/fuzz.sh [--time SECONDS] [--build-only | --no-build] [TARGET...]   (default: every target)
+#
+# --no-build runs the targets as they are built (while another build runs in the same tree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 seconds=10
 build_only=0
+no_build=0
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --time) seconds=$2; shift 2 ;;
     --time=*) seconds=${1#--time=}; shift ;;
     --build-only) build_only=1; shift ;;
-    -h|--help) sed -n 2,8p "$0"; exit 0 ;;
+    --no-build) no_build=1; shift ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -25,17 +31,11 @@ all_targets=(fuzz_image_decode fuzz_multipart fuzz_url_query fuzz_http_routes fu
              fuzz_onnx_import fuzz_caffe_import fuzz_model_toml fuzz_daemon_config fuzz_emu_program)
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 
-# Its own tree, not tools/sanitize.sh's build-asan/: coverage instrumentation (fuzzer-no-link) in
-# every library slowed the instrumented daemon of the ASan suite to 36-54 s per model load
-# (issue 15's sanitizer run), so the two trees stay apart.
-build=${TESSERA_FUZZ_BUILD_DIR:-$root/build-fuzz}
-launcher=()
-if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
-    -DTESSERA_BUILD_TESTS=OFF -DTESSERA_XRT=OFF "${launcher[@]}" >/dev/null
+build=${TESSERA_ASAN_BUILD_DIR:-$root/build-asan}
+if [ "$no_build" -eq 0 ]; then
+  tools/sanitize.sh asan --configure-only
+  cmake --build "$build" --parallel "${TESSERA_SANITIZE_JOBS:-$(nproc)}" --target "${targets[@]}"
 fi
-cmake --build "$build" --parallel "${TESSERA_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}"
 [ "$build_only" -eq 1 ] && exit 0
 
 /usr/bin/python3 tools/make_fuzz_corpus.py "$build/fuzz-seeds"

@@ -2,7 +2,7 @@
 """Writes the seed corpora of the fuzz targets (tests/fuzz) into OUT/<target>/, from the project's
 own data (the bundled model, its calibration images and config files) and small synthetic files.
 
-    /usr/bin/python3 tools/make_fuzz_corpus.py build-fuzz/fuzz-seeds
+    /usr/bin/python3 tools/make_fuzz_corpus.py build-asan/fuzz-seeds
 """
 import io
 import struct
@@ -193,7 +193,7 @@ def emu_programs():
 
 
 def main():
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "build-fuzz/fuzz-seeds")
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "build-asan/fuzz-seeds")
     imgs = images()
     png = imgs[sorted(k for k in imgs if k.endswith(".png"))[0]]
     for name, data in imgs.items():
