@@ -34,7 +34,7 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveGrpcService::KserveGrpcService(const ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens)
+KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens)
     : models_(models),
       tokens_(tokens),
       admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
