@@ -52,6 +52,7 @@ TEST_F(DevicePowerTest, EachEmulatorInstanceModelsItsOwnBoard) {
   const std::string image = read_binary(load_fmnist_images().at(0).png);
   std::atomic<bool> stop{false};
   std::vector<std::thread> clients;
+  clients.reserve(4);
   for (int t = 0; t < 4; ++t) {
     clients.emplace_back([&] {
       auto stub = daemon_->stub();
