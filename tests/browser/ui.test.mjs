@@ -235,6 +235,8 @@ async function main() {
     const batch = Number(await page.textContent("[data-fact=batch-size]"));
     assert(batch >= 1, `batch size ${batch} >= 1`);
     assert(/[µm]J$/.test(await page.textContent("[data-fact=energy]")), "modeled energy shown");
+    const model = await page.textContent("[data-fact=model]");
+    assert(model === "fashion-mnist · version 1", `the answer's model and the version that served it: ${model}`);
     const natural = await page.$eval("#preview", (img) => img.naturalWidth);
     assert(natural === 28, `the preview shows the 28 px image (${natural})`);
   });
