@@ -74,6 +74,7 @@ nlohmann::json to_json(const v1::ClassifyResponse& response) {
   }
   const v1::Timing& t = response.timing();
   return {{"model", response.model()},
+          {"model_version", response.model_version()},
           {"request_id", response.request_id()},
           {"classes", std::move(classes)},
           {"timing",

@@ -30,9 +30,12 @@ Admitted Admission::admit(AdmissionRequest request) {
   if (Status id = resolve_request_id(request, request_id); !id.is_ok()) {
     return refused(request, std::move(request_id), request.model, std::move(id));
   }
-  auto found = models_.resolve(request.model, request.version);
-  if (!found) return refused(request, std::move(request_id), request.model, found.status());
-  std::shared_ptr<const ServedModel> model = std::move(found).value();
+  std::shared_ptr<const ServedModel> model = std::move(request.resolved);
+  if (!model) {
+    auto found = models_.resolve(request.model, request.version);
+    if (!found) return refused(request, std::move(request_id), request.model, found.status());
+    model = std::move(found).value();
+  }
   // From here on the log names the model the request would go to.
   if (!request.top_k) return refused(request, std::move(request_id), model->name(), request.top_k.status());
   if (!request.input) return refused(request, std::move(request_id), model->name(), request.input.status());

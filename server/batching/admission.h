@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,7 @@ namespace tessera {
 
 class InferenceQueue;
 class ModelRepository;
+struct ServedModel;
 
 // What a protocol does with a request id it cannot use.
 enum class RequestIdRule {
@@ -35,9 +37,13 @@ enum class RequestIdRule {
 
 // A request as its door read it.
 struct AdmissionRequest {
-  const char* via = "";    // "grpc", "grpc-stream", "http", "kserve-grpc", "kserve-http"
-  std::string model;       // as the caller named it; "" is the default model
-  std::string version;     // the model version the caller named; "" is the newest served
+  const char* via = "";  // "grpc", "grpc-stream", "http", "kserve-grpc", "kserve-http"
+  std::string model;     // as the caller named it; "" is the default model
+  std::string version;   // the model version the caller named; "" is the newest served
+  // The version the door already resolved (KServe decodes tensors against its signature):
+  // admission runs the request on it rather than resolving again, so the answer names the version
+  // that served it even when a load swaps versions meanwhile. Null: admission resolves.
+  std::shared_ptr<const ServedModel> resolved;
   std::string request_id;  // as the caller gave it; "" when none
   RequestIdRule id_rule = RequestIdRule::kRefuse;
   std::string_view id_name = "request_id";  // what a refusal calls the id

@@ -134,18 +134,33 @@ Status Daemon::load_models(Startup& startup) {
                                                       std::to_string(options_.repository_poll_ms) + " ms)"
                                                 : std::string());
   TESSERA_ASSIGN_OR_RETURN(models_, ModelRepository::load(options_.models_dir, repository));
+  return check_hwmon_rails();
+}
+
+Status Daemon::check_hwmon_rails() {
+  TESSERA_ASSIGN_OR_RETURN(hwmon_rails_, telemetry::parse_hwmon_rails(options_.hwmon_rails));
+  for (const auto& [index, monitors] : hwmon_rails_) {
+    const auto& devices = models_->devices();
+    if (std::none_of(devices.begin(), devices.end(), [index = index](const auto& d) { return d->index() == index; })) {
+      return Status::invalid_argument("--hwmon-rails names device " + std::to_string(index) +
+                                      ", which --devices does not open");
+    }
+  }
   return Status::ok();
 }
 
 std::vector<std::unique_ptr<telemetry::PowerSource>> Daemon::power_sources(const DeviceSupervisor& device,
                                                                            telemetry::DeviceLabels& labels) {
-  // In priority order: the device's own sensors (XRT cards), the board's hwmon rails (ZynqMP
-  // boards: one device, the first), and on the emulator the board profile's power model.
+  // In priority order: the device's own sensors (XRT cards), its hwmon rails (--hwmon-rails says
+  // which are whose; without it the first instance reads them all: one ZynqMP board's rails), and
+  // on the emulator the board profile's power model.
   std::vector<std::unique_ptr<telemetry::PowerSource>> sources;
   sources.push_back(std::make_unique<telemetry::DeviceSource>(device.shared_device()));
-  if (device.index() == models_->devices().front()->index()) {
+  const auto own_rails = hwmon_rails_.find(device.index());
+  if (hwmon_rails_.empty() ? device.index() == models_->devices().front()->index() : own_rails != hwmon_rails_.end()) {
     telemetry::HwmonOptions hwmon;
     hwmon.root = options_.sysfs_root;
+    if (own_rails != hwmon_rails_.end()) hwmon.monitors = own_rails->second;
     sources.push_back(std::make_unique<telemetry::HwmonSource>(hwmon));
   }
   if (labels.kind == "emu") {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,6 +63,9 @@ struct DaemonOptions {
   std::string log_format = "text";            // text | json
   int telemetry_interval_ms = 1000;           // power/temperature sampling period
   std::filesystem::path sysfs_root = "/sys";  // hwmon rails and thermal zones (tests: a fake tree)
+  // Which hwmon power monitors each device instance reads, "I=MATCH[+MATCH...],..."
+  // (telemetry::parse_hwmon_rails); empty: the first instance reads them all (one board's rails).
+  std::string hwmon_rails;
   // TLS on both ports when a certificate and key are given (PEM); the client CA makes it mutual.
   std::filesystem::path tls_cert, tls_key, tls_client_ca;
   std::filesystem::path auth_tokens;      // bearer tokens, one per line; empty: none needed
@@ -101,6 +105,8 @@ class Daemon {
   Status load_security(Startup& startup);
   // The device and the models on it.
   Status load_models(Startup& startup);
+  // Parses --hwmon-rails into hwmon_rails_; each index must be an opened device instance.
+  Status check_hwmon_rails();
   // The power sampler, the stats, the inference queue and the telemetry service.
   void start_telemetry_and_queue();
   // The power sources of one device instance, in priority order; sets labels.static_watts.
@@ -120,6 +126,7 @@ class Daemon {
   std::unique_ptr<BearerTokens> tokens_;  // null: no token needed; outlives the services and routes
   // Declared before the queue: the queue's workers report to the stats until the queue stops.
   std::vector<std::unique_ptr<telemetry::TelemetrySampler>> samplers_;  // one per device instance
+  std::map<unsigned, std::vector<std::string>> hwmon_rails_;            // options_.hwmon_rails, parsed
   std::unique_ptr<telemetry::ServerStats> stats_;
   std::unique_ptr<InferenceQueue> queue_;
   std::unique_ptr<fleet::FleetService> fleet_;  // its thread answers /v1/fleet; stopped before the HTTP side

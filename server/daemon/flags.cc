@@ -156,6 +156,10 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
              &o.telemetry_interval_ms, 10, 3'600'000),
       path("sysfs-root", "Where sysfs is mounted: hwmon power rails and thermal zones are read below it",
            &o.sysfs_root),
+      text("hwmon-rails",
+           "Which hwmon power monitors are whose with several devices, I=MATCH[+MATCH...],... (a monitor's name or "
+           "the sysfs path of its device, e.g. 0=0000:3b:00.0,1=0000:af:00.0); default: the first device reads all",
+           &o.hwmon_rails),
       path("tls-cert", "PEM certificate (chain) of the server: with --tls-key, gRPC and HTTP speak TLS only",
            &o.tls_cert),
       path("tls-key", "PEM private key of --tls-cert", &o.tls_key),

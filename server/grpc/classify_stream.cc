@@ -71,8 +71,9 @@ void ClassifyStreamReactor::submit(std::unique_ptr<v1::ClassifyRequest> request)
     kept = std::prev(requests_.end());
     ++pending_;
   }
-  admitted->done = [this, kept, request_id = admitted.request_id(),
-                    model = admitted->model->name()](Result<ClassifyResult> result) {
+  // The answer names the version admission chose, the one the job holds and runs on.
+  admitted->done = [this, kept, request_id = admitted.request_id(), model = admitted->model->name(),
+                    version = admitted->model->version](Result<ClassifyResult> result) {
     v1::ClassifyResponse r;
     if (result) {
       r.set_model(model);
@@ -81,6 +82,7 @@ void ClassifyStreamReactor::submit(std::unique_ptr<v1::ClassifyRequest> request)
     } else {
       r = error_answer(model, request_id, result.status());
     }
+    r.set_model_version(version);
     {
       std::lock_guard lock(mu_);
       requests_.erase(kept);

@@ -34,7 +34,7 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveGrpcService::KserveGrpcService(const ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens)
+KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens)
     : models_(models),
       tokens_(tokens),
       admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
@@ -104,6 +104,8 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   pending->model = std::move(model).value();
   admission.top_k = static_cast<uint64_t>(pending->request.top_k());
   admission.input = job_input(pending->request.input);
+  // Runs on the version it was decoded against, which the response names.
+  admission.resolved = pending->model.served;
   // Over gRPC the answer's total time has always started here, after decoding (REST: at receipt).
   admission.received = SteadyClock::now();
   Admitted admitted = admission_.admit(std::move(admission));

@@ -17,13 +17,15 @@ class BearerTokens;
 namespace tessera::kserve {
 
 // ModelInfer decodes the request, hands it to admission and the queue and returns its reactor at
-// once; the worker's callback encodes the response and finishes the RPC. Health and metadata
-// answer inline. ServerReady and ModelReady say false once the daemon drains.
+// once; the worker's callback encodes the response and finishes the RPC. Health, metadata and
+// the repository extension answer inline (a load only starts: it runs on the repository's loader
+// thread). ServerReady and ModelReady say false once the daemon drains.
 class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
  public:
-  // Images are checked against the queue's decode limits. With `tokens`, metadata and inference
-  // want a bearer token; the health RPCs (ServerLive, ServerReady, ModelReady) stay open.
-  KserveGrpcService(const ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens = nullptr);
+  // Images are checked against the queue's decode limits. With `tokens`, metadata, inference and
+  // the repository want a bearer token; the health RPCs (ServerLive, ServerReady, ModelReady) stay
+  // open.
+  KserveGrpcService(ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens = nullptr);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -44,11 +46,23 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
                                        const inference::ModelInferRequest* request,
                                        inference::ModelInferResponse* response) override;
 
+  // The repository extension (kserve_grpc_repository.cc), over the same ModelRepository as REST's
+  // /v2/repository/* and tessera.v1's GetModelIndex/LoadModel/UnloadModel.
+  grpc::ServerUnaryReactor* RepositoryIndex(grpc::CallbackServerContext* context,
+                                            const inference::RepositoryIndexRequest* request,
+                                            inference::RepositoryIndexResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelLoad(grpc::CallbackServerContext* context,
+                                                const inference::RepositoryModelLoadRequest* request,
+                                                inference::RepositoryModelLoadResponse* response) override;
+  grpc::ServerUnaryReactor* RepositoryModelUnload(grpc::CallbackServerContext* context,
+                                                  const inference::RepositoryModelUnloadRequest* request,
+                                                  inference::RepositoryModelUnloadResponse* response) override;
+
   // ModelInfer calls waiting for the queue; shutdown drains them.
   InFlightTracker& in_flight() { return in_flight_; }
 
  private:
-  const ModelRepository& models_;
+  ModelRepository& models_;
   const BearerTokens* tokens_;
   InFlightTracker in_flight_;
   Admission admission_;  // over in_flight_

@@ -184,6 +184,8 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   admission.request_id = pending->request.id;
   admission.top_k = static_cast<uint64_t>(pending->request.top_k());
   admission.input = job_input(pending->request.input);
+  // Runs on the version it was decoded against, which the response names.
+  admission.resolved = pending->model.served;
   Admitted admitted = admission_.admit(std::move(admission));
   if (!admitted) return refuse(admitted);
   // This view dies with the request's handling; the callback holds only what lives longer.

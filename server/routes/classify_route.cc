@@ -22,12 +22,13 @@ using nlohmann::json;
 
 namespace {
 
-json to_json(const ClassifyResult& result, const std::string& model, const std::string& request_id) {
+json to_json(const ClassifyResult& result, const std::string& model, int64_t version, const std::string& request_id) {
   json classes = json::array();
   for (const ScoredClass& scored : result.classes) {
     classes.push_back({{"index", scored.index}, {"label", scored.label}, {"score", scored.score}});
   }
   return {{"model", model},
+          {"model_version", version},
           {"request_id", request_id},
           {"classes", std::move(classes)},
           {"timing",
@@ -90,10 +91,11 @@ void respond_classify(HttpRequest& request, const HttpResponder& respond, Admiss
   classify.input = image_input(request, *body);
   Admitted admitted = admission.admit(std::move(classify));
   if (!admitted) return respond_refused(respond, admitted);
-  admitted->done = [respond, body, request_id = admitted.request_id(),
-                    model = admitted->model->name()](Result<ClassifyResult> result) {
-    HttpResponse res =
-        result ? make_json_response(200, to_json(*result, model, request_id)) : make_error_response(result.status());
+  // The answer names the version admission chose, the one the job holds and runs on.
+  admitted->done = [respond, body, request_id = admitted.request_id(), model = admitted->model->name(),
+                    version = admitted->model->version](Result<ClassifyResult> result) {
+    HttpResponse res = result ? make_json_response(200, to_json(*result, model, version, request_id))
+                              : make_error_response(result.status());
     res.set("X-Request-Id", request_id);
     respond(std::move(res));
   };

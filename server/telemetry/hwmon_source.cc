@@ -120,6 +120,25 @@ bool is_power_monitor(const std::string& name, const std::vector<std::string>& p
                      [&](const std::string& p) { return !p.empty() && name.starts_with(p); });
 }
 
+// Whether monitor `name` in hwmon directory `dir` is one of `monitors` (by its name, or by where
+// its `device` link leads); every monitor is when the list is empty.
+bool is_selected(const fs::path& dir, const std::string& name, const std::vector<std::string>& monitors) {
+  if (monitors.empty()) return true;
+  std::error_code ec;
+  const fs::path device = fs::canonical(dir / "device", ec);
+  const std::string device_path = ec ? std::string() : device.string();
+  return std::any_of(monitors.begin(), monitors.end(), [&](const std::string& m) {
+    return name.find(m) != std::string::npos || (!device_path.empty() && device_path.find(m) != std::string::npos);
+  });
+}
+
+// "a, b" of `items`, each with `suffix`.
+std::string joined(const std::vector<std::string>& items, const std::string& suffix = "") {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item + suffix;
+  return out;
+}
+
 // Every thermal zone's temperature into `reading`.
 void read_thermal_zones(const fs::path& root, PowerReading& reading) {
   for (const auto& [i, zone] : list_numbered(root / "class" / "thermal", "thermal_zone")) {
@@ -148,13 +167,14 @@ Result<PowerReading> HwmonSource::read() {
     if (!file_exists(attrs / "name") && file_exists(dir / "device" / "name")) attrs = dir / "device";
     Result<std::string> name = read_text(attrs / "name");
     if (!name.is_ok() || !is_power_monitor(*name, options_.name_prefixes)) continue;
+    if (!is_selected(dir, *name, options_.monitors)) continue;
     ++monitors;
     read_monitor(attrs, *name, dir.filename().string(), reading);
   }
   if (monitors == 0) {
-    std::string prefixes;
-    for (const std::string& p : options_.name_prefixes) prefixes += (prefixes.empty() ? "" : ", ") + p + "*";
-    return unsupported_source("no hwmon power monitor (" + prefixes + ") under " + hwmon_dir.string());
+    const std::string matching = options_.monitors.empty() ? "" : " matching " + joined(options_.monitors);
+    return unsupported_source("no hwmon power monitor (" + joined(options_.name_prefixes, "*") + ")" + matching +
+                              " under " + hwmon_dir.string());
   }
   if (!reading.rails_watts.empty()) {
     double total = 0;
@@ -169,6 +189,39 @@ Result<PowerReading> HwmonSource::read() {
     return Status::unavailable(why.str());
   }
   return reading;
+}
+
+Result<std::map<unsigned, std::vector<std::string>>> parse_hwmon_rails(std::string_view text) {
+  std::map<unsigned, std::vector<std::string>> rails;
+  const auto bad = [&](std::string_view part, const std::string& why) {
+    return Status::invalid_argument("--hwmon-rails: '" + std::string(part) + "' " + why +
+                                    " (want I=MATCH[+MATCH...],..., e.g. 0=0000:3b:00.0,1=ina226_u79+ina226_u80)");
+  };
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view part = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    const size_t eq = part.find('=');
+    if (eq == std::string_view::npos) return bad(part, "has no '='");
+    unsigned index = 0;
+    const std::string_view digits = part.substr(0, eq);
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
+      return bad(part, "does not start with a device index");
+    }
+    if (rails.count(index)) return bad(part, "names device " + std::to_string(index) + " again");
+    std::vector<std::string>& matches = rails[index];
+    for (std::string_view rest = part.substr(eq + 1);;) {
+      const size_t plus = rest.find('+');
+      const std::string_view match = rest.substr(0, plus);
+      if (match.empty()) return bad(part, "has an empty MATCH");
+      matches.emplace_back(match);
+      if (plus == std::string_view::npos) break;
+      rest.remove_prefix(plus + 1);
+    }
+    if (comma != std::string_view::npos && text.empty()) return bad(std::string(part) + ",", "ends with a comma");
+  }
+  return rails;
 }
 
 }  // namespace tessera::telemetry

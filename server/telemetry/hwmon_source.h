@@ -7,10 +7,17 @@
 // named "<name>:<label>" (power<i>_label, curr<i>_label or in<i>_label) or "<name>:power<i>" /
 // "<name>:curr<i>". Board watts = the sum of the rails. Temperature = the hottest of
 // <root>/class/thermal/thermal_zone*/temp (millidegrees C, named by `type`).
+//
+// Several device instances: each reads only its own monitors (HwmonOptions::monitors), e.g. the
+// rails of its own card (by the PCI address its hwmon's `device` link leads to) or of its own
+// compute unit's supply (by the monitor's name). parse_hwmon_rails() reads the daemon's
+// --hwmon-rails setting into these lists.
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/telemetry/power_source.h"
@@ -20,7 +27,16 @@ namespace tessera::telemetry {
 struct HwmonOptions {
   std::filesystem::path root = "/sys";               // sysfs mount point
   std::vector<std::string> name_prefixes = {"ina"};  // hwmon `name`s that count as power monitors
+  // Only the power monitors whose `name`, or the sysfs path their `device` link resolves to
+  // (".../0000:af:00.0/...", ".../i2c-3/3-0040"), contains one of these; empty: every monitor.
+  std::vector<std::string> monitors;
 };
+
+// --hwmon-rails: which hwmon power monitors are whose, "I=MATCH[+MATCH...],..." (device instance
+// I reads the monitors that match one of its MATCHes, as HwmonOptions::monitors). Empty text is
+// no map. INVALID_ARGUMENT naming the bad part: no '=', an index that is not a number or comes
+// twice, an empty MATCH.
+Result<std::map<unsigned, std::vector<std::string>>> parse_hwmon_rails(std::string_view text);
 
 class HwmonSource : public PowerSource {
  public:

@@ -172,7 +172,7 @@ async function chartPoints(page, id) {
 }
 
 async function waitForPoints(page, min) {
-  await page.waitForFunction((n) => ["chart-power", "chart-rate", "chart-queue", "chart-batch"]
+  await page.waitForFunction((n) => ["chart-power", "chart-rate", "chart-busy", "chart-queue", "chart-batch"]
     .every((id) => Number(document.getElementById(id).dataset.points) >= n), min, { timeout: WAIT_MS });
 }
 
@@ -235,6 +235,8 @@ async function main() {
     const batch = Number(await page.textContent("[data-fact=batch-size]"));
     assert(batch >= 1, `batch size ${batch} >= 1`);
     assert(/[µm]J$/.test(await page.textContent("[data-fact=energy]")), "modeled energy shown");
+    const model = await page.textContent("[data-fact=model]");
+    assert(model === "fashion-mnist · version 1", `the answer's model and the version that served it: ${model}`);
     const natural = await page.$eval("#preview", (img) => img.naturalWidth);
     assert(natural === 28, `the preview shows the 28 px image (${natural})`);
   });
@@ -308,6 +310,31 @@ async function main() {
     assert(devices.length === 1 && devices[0] === "serving", `one device row, serving: ${devices}`);
   });
   await shoot(page, "desktop-live.png");
+
+  await step("with two device instances the power, images/s and fabric busy charts have a line per device", async () => {
+    const pair = await startDaemon("two instances", ["--device", "emu", "--devices", "0,1"]);
+    assert(Number(await chartPoints(page, "chart-power").then((c) => c.last)) > 0, "the one-device page still draws");
+    assert(await page.$eval("#chart-power", (el) => el.dataset.deviceLines) === undefined, "one device: no device lines");
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const p = await openPage(context, pair.base, "#live");
+    for (const image of fmnistImages().slice(0, 16)) await daemonTop1(pair.base, image.file);
+    const charts = ["chart-power", "chart-rate", "chart-busy"];
+    await p.waitForFunction((ids) => ids.every((id) => document.getElementById(id).dataset.deviceLines === "2"), charts,
+                            { timeout: WAIT_MS });
+    // Both devices served (least outstanding work, ties in turn) and each has its own power model.
+    await p.waitForFunction(() => (document.getElementById("chart-rate").dataset.lastDevices || "").split(",")
+      .filter((v) => Number(v) > 0).length === 2, null, { timeout: WAIT_MS });
+    const power = (await p.$eval("#chart-power", (el) => el.dataset.lastDevices)).split(",").map(Number);
+    assert(power.length === 2 && power.every((w) => w > 0), `a power line per device: ${power}`);
+    const legend = await p.$$eval("#chart-power .u-legend .u-series", (rows) => rows.map((r) => r.textContent.trim()));
+    assert(legend.some((t) => t.startsWith("device 1")), `the legend names the devices: ${legend}`);
+    const rows = await p.$$eval("#device-table tbody tr", (trs) => trs.length);
+    assert(rows === 2, `two device rows, not ${rows}`);
+    await shoot(p, "desktop-live-two-devices.png");
+    assert(p.problems.length === 0, "no script errors: " + p.problems.join("; "));
+    await context.close();
+    await stopDaemon(pair);
+  });
 
   await step("the fleet tab lists this daemon, its peer (ready) and a dead peer (unreachable, with the reason)", async () => {
     await page.click("nav a[data-tab=fleet]");

@@ -127,7 +127,8 @@ function render(body, name) {
     ["modeled fabric time", fmtMicros(t.modeled_fabric_us), "modeled-fabric"],
     ["batch size", String(t.batch_size), "batch-size"],
     ["modeled energy", t.modeled_energy_uj >= 1000 ? fmt(t.modeled_energy_uj / 1000, 2) + " mJ" : fmt(t.modeled_energy_uj, 1) + " µJ", "energy"],
-    ["model", body.model, "model"],
+    // The version that served this image (a load may have replaced the one listed above).
+    ["model", body.model_version ? `${body.model} · version ${body.model_version}` : body.model, "model"],
     ["request", body.request_id, "request"],
   ]);
   const top = body.classes.length ? body.classes[0] : null;

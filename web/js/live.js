@@ -1,5 +1,7 @@
-// The Live view: power, images/s, queue depth and batch size as charts (uPlot), fed by the
-// server-sent events of /v1/telemetry/stream. The stream reconnects when it ends or fails.
+// The Live view: power, images/s, fabric busy, queue depth and batch size as charts (uPlot), fed
+// by the server-sent events of /v1/telemetry/stream. With more than one device instance
+// (--devices), the power, images/s and fabric busy charts get a line per device beside the total.
+// The stream reconnects when it ends or fails.
 // EventSource cannot send an Authorization header, so with a bearer token the view polls
 // GET /v1/telemetry (with the header) at the same interval instead.
 import uPlot from "../node_modules/uplot/dist/uPlot.esm.js";
@@ -11,12 +13,23 @@ const MAX_POINTS = 300;  // five minutes at one sample a second
 const MAX_RETRY_MS = 10000;
 
 // floor: the y axis reaches at least this far (an idle server's zeros stay readable).
+// perDevice: a device's own figure (telemetry `devices[]`), for the charts with a line per device.
 const CHARTS = [
-  { id: "chart-power", label: "power", color: "#d1495b", floor: 1, pick: (s) => s.power_watts },
-  { id: "chart-rate", label: "images/s", color: "#2f6fde", floor: 1, pick: (s) => s.images_per_second },
+  { id: "chart-power", label: "power", color: "#d1495b", floor: 1, pick: (s) => s.power_watts,
+    perDevice: (d) => d.power_watts },
+  { id: "chart-rate", label: "images/s", color: "#2f6fde", floor: 1, pick: (s) => s.images_per_second,
+    perDevice: (d) => d.images_per_second },
+  { id: "chart-busy", label: "fabric busy %", color: "#e08a1e", floor: 10, pick: (s) => percent(s.fabric_utilization),
+    perDevice: (d) => percent(d.fabric_utilization) },
   { id: "chart-queue", label: "queue depth", color: "#8f6bd6", floor: 4, pick: (s) => s.queue_depth },
   { id: "chart-batch", label: "mean batch size", color: "#25a18e", floor: 1, pick: (s, prev) => meanBatch(s, prev) },
 ];
+// The device lines' colours, device i taking DEVICE_COLORS[i % length]; the total stays in its own.
+const DEVICE_COLORS = ["#1b998b", "#f46036", "#5b5f97", "#c5283d", "#2e86ab", "#8c6a5d", "#7a9e0b", "#b05ec4"];
+
+function percent(fraction) {
+  return fraction === null || fraction === undefined ? null : 100 * fraction;
+}
 const WINDOW_S = 120;  // the charts show the last two minutes
 
 // Batches formed since start, per size, over every model: {size: batches}.
@@ -41,12 +54,13 @@ function meanBatch(snapshot, previous) {
   return batches ? images / batches : null;
 }
 
-function chartOptions(spec, width) {
+// `devices`: how many device lines the chart has beside the total (0: the total only).
+function chartOptions(spec, width, devices) {
   const axis = { stroke: "#5d6779", grid: { stroke: "#eef0f4" }, ticks: { stroke: "#d8dde6" } };
   return {
     width,
     height: 170,
-    legend: { show: false },
+    legend: { show: devices > 0, live: false },
     cursor: { drag: { x: false, y: false } },
     scales: {
       // The last two minutes; a young page shows at least its last 30 s, not a sliver.
@@ -63,7 +77,11 @@ function chartOptions(spec, width) {
     ],
     series: [
       {},
-      { label: spec.label, stroke: spec.color, width: 2, fill: spec.color + "22", points: { show: false } },
+      { label: devices ? "total" : spec.label, stroke: spec.color, width: 2, fill: spec.color + "22",
+        points: { show: false } },
+      ...Array.from({ length: devices }, (_, i) => ({
+        label: `device ${i}`, stroke: DEVICE_COLORS[i % DEVICE_COLORS.length], width: 1.5, dash: [6, 3],
+        points: { show: false } })),
     ],
   };
 }
@@ -72,20 +90,61 @@ export class LiveView {
   constructor() {
     this.times = [];
     this.values = CHARTS.map(() => []);
+    // Per chart with perDevice, per device index: its values, aligned with this.times.
+    this.deviceValues = CHARTS.map(() => []);
+    this.deviceLines = 0;  // device lines drawn per chart (0 with one device)
     this.previous = null;
     this.events = 0;
     this.source = null;
     this.timer = null;
     this.retryMs = 1000;
-    this.plots = CHARTS.map((spec) => {
+    this.plots = CHARTS.map((spec) => this.makePlot(spec, 0));
+    for (const [i, spec] of CHARTS.entries()) {
       const el = $(spec.id);
-      const plot = new uPlot(chartOptions(spec, Math.max(el.clientWidth, 280)), [[], []], el);
       new ResizeObserver(() => {
-        if (el.clientWidth > 0) plot.setSize({ width: el.clientWidth, height: 170 });
+        if (el.clientWidth > 0) this.plots[i].setSize({ width: el.clientWidth, height: 170 });
       }).observe(el);
-      return plot;
-    });
+    }
     document.addEventListener("tessera:token-changed", () => this.start());
+  }
+
+  makePlot(spec, devices) {
+    const el = $(spec.id);
+    const empty = Array.from({ length: devices + 2 }, () => []);
+    return new uPlot(chartOptions(spec, Math.max(el.clientWidth, 280), devices), empty, el);
+  }
+
+  // Redraws the per-device charts with `lines` device lines (uPlot's series are fixed per plot).
+  setDeviceLines(lines) {
+    this.deviceLines = lines;
+    CHARTS.forEach((spec, i) => {
+      if (!spec.perDevice) return;
+      this.plots[i].destroy();
+      this.plots[i] = this.makePlot(spec, lines);
+      const values = this.deviceValues[i];
+      // A device new to the chart has no figure for the snapshots before this one.
+      while (values.length < lines) values.push(new Array(Math.max(0, this.times.length - 1)).fill(null));
+      $(spec.id).dataset.deviceLines = String(lines);
+    });
+  }
+
+  // Appends this snapshot's per-device figures (null for a device it does not list).
+  ingestDevices(s) {
+    const devices = s.devices || [];
+    const lines = devices.length > 1 ? devices.length : 0;
+    if (lines !== this.deviceLines) this.setDeviceLines(lines);
+    CHARTS.forEach((spec, i) => {
+      if (!spec.perDevice) return;
+      this.deviceValues[i].forEach((values, d) => {
+        const v = d < devices.length ? spec.perDevice(devices[d]) : null;
+        values.push(v === undefined ? null : v);
+      });
+    });
+  }
+
+  chartData(i) {
+    const lines = CHARTS[i].perDevice ? this.deviceValues[i].slice(0, this.deviceLines) : [];
+    return [this.times, this.values[i], ...lines];
   }
 
   setStatus(text, kind = "") {
@@ -172,15 +231,21 @@ export class LiveView {
       const v = spec.pick(s, this.previous);
       this.values[i].push(v === undefined ? null : v);
     });
+    this.ingestDevices(s);
     if (this.times.length > MAX_POINTS) {
       this.times.shift();
       for (const v of this.values) v.shift();
+      for (const chart of this.deviceValues) for (const v of chart) v.shift();
     }
     this.previous = s;
     CHARTS.forEach((spec, i) => {
-      this.plots[i].setData([this.times, this.values[i]]);
-      $(spec.id).dataset.points = String(this.times.length);
-      $(spec.id).dataset.last = String(this.values[i][this.values[i].length - 1]);
+      const data = this.chartData(i);
+      this.plots[i].setData(data);
+      const el = $(spec.id);
+      el.dataset.points = String(this.times.length);
+      el.dataset.last = String(this.values[i][this.values[i].length - 1]);
+      // The device lines' last values, for the browser test: "0.61,0.58".
+      if (spec.perDevice) el.dataset.lastDevices = data.slice(2).map((v) => String(v[v.length - 1])).join(",");
     });
     this.renderNow(s);
     this.renderDevices(s);

@@ -79,6 +79,7 @@ TEST_F(CliTest, ClassifyJsonIsOneObjectPerImage) {
     const auto j = nlohmann::json::parse(line);
     EXPECT_EQ(j["file"], images_[static_cast<size_t>(count)].png.string());
     EXPECT_EQ(j["model"], "fashion-mnist");
+    EXPECT_EQ(j["model_version"], 1) << "the version that served it";
     EXPECT_EQ(j["classes"].size(), 5u);
     EXPECT_TRUE(j["timing"]["total_us"].is_number());
     ++count;

@@ -103,6 +103,17 @@ TEST_F(AdmissionTest, NoModelNameIsTheDefaultModel) {
   EXPECT_EQ(admitted->model, models_->default_model());
 }
 
+TEST_F(AdmissionTest, AVersionTheDoorResolvedIsRunAsItIs) {
+  // The KServe doors decode against one version and hand it over: admission does not look the
+  // name up again (a load may have swapped versions since), so the job runs on that version.
+  AdmissionRequest request = good_request();
+  request.model = "swapped-out-meanwhile";
+  request.resolved = models_->default_model();
+  Admitted admitted = admission_->admit(std::move(request));
+  ASSERT_TRUE(admitted) << admitted.status().to_string();
+  EXPECT_EQ(admitted->model, models_->default_model());
+}
+
 TEST_F(AdmissionTest, NoIdGetsAFreshOne) {
   AdmissionRequest request = good_request();
   request.request_id = "";

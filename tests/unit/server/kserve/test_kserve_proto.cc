@@ -83,6 +83,24 @@ const UpstreamField kUpstreamFields[] = {
     {"InferTensorContents", "fp32_contents", 6, FD::TYPE_FLOAT, true},
     {"InferTensorContents", "fp64_contents", 7, FD::TYPE_DOUBLE, true},
     {"InferTensorContents", "bytes_contents", 8, FD::TYPE_BYTES, true},
+    // The repository extension, as Triton's grpc_service.proto numbers it.
+    {"ModelRepositoryParameter", "bool_param", 1, FD::TYPE_BOOL, false},
+    {"ModelRepositoryParameter", "int64_param", 2, FD::TYPE_INT64, false},
+    {"ModelRepositoryParameter", "string_param", 3, FD::TYPE_STRING, false},
+    {"ModelRepositoryParameter", "bytes_param", 4, FD::TYPE_BYTES, false},
+    {"RepositoryIndexRequest", "repository_name", 1, FD::TYPE_STRING, false},
+    {"RepositoryIndexRequest", "ready", 2, FD::TYPE_BOOL, false},
+    {"RepositoryIndexResponse", "models", 1, FD::TYPE_MESSAGE, true},
+    {"RepositoryIndexResponse.ModelIndex", "name", 1, FD::TYPE_STRING, false},
+    {"RepositoryIndexResponse.ModelIndex", "version", 2, FD::TYPE_STRING, false},
+    {"RepositoryIndexResponse.ModelIndex", "state", 3, FD::TYPE_STRING, false},
+    {"RepositoryIndexResponse.ModelIndex", "reason", 4, FD::TYPE_STRING, false},
+    {"RepositoryModelLoadRequest", "repository_name", 1, FD::TYPE_STRING, false},
+    {"RepositoryModelLoadRequest", "model_name", 2, FD::TYPE_STRING, false},
+    {"RepositoryModelLoadRequest", "parameters", 3, FD::TYPE_MESSAGE, true},
+    {"RepositoryModelUnloadRequest", "repository_name", 1, FD::TYPE_STRING, false},
+    {"RepositoryModelUnloadRequest", "model_name", 2, FD::TYPE_STRING, false},
+    {"RepositoryModelUnloadRequest", "parameters", 3, FD::TYPE_MESSAGE, true},
 };
 
 const google::protobuf::Descriptor* find_message(const std::string& name) {
@@ -114,7 +132,8 @@ TEST(KserveProto, NoFieldsBeyondUpstream) {
     ASSERT_NE(message, nullptr);
     EXPECT_EQ(message->field_count(), count);
   }
-  for (const char* empty : {"ServerLiveRequest", "ServerReadyRequest", "ServerMetadataRequest"}) {
+  for (const char* empty : {"ServerLiveRequest", "ServerReadyRequest", "ServerMetadataRequest",
+                            "RepositoryModelLoadResponse", "RepositoryModelUnloadResponse"}) {
     ASSERT_NE(find_message(empty), nullptr) << empty;
     EXPECT_EQ(find_message(empty)->field_count(), 0) << empty;
   }
@@ -130,9 +149,17 @@ TEST(KserveProto, ParameterMapsAndOneof) {
     EXPECT_EQ(field->message_type()->map_key()->type(), FD::TYPE_STRING);
     EXPECT_EQ(field->message_type()->map_value()->message_type()->full_name(), "inference.InferParameter");
   }
+  for (const char* m : {"RepositoryModelLoadRequest", "RepositoryModelUnloadRequest"}) {
+    SCOPED_TRACE(m);
+    const auto* field = find_message(m)->FindFieldByName("parameters");
+    ASSERT_TRUE(field->is_map());
+    EXPECT_EQ(field->message_type()->map_value()->message_type()->full_name(), "inference.ModelRepositoryParameter");
+  }
   const auto* oneof = find_message("InferParameter")->FindOneofByName("parameter_choice");
   ASSERT_NE(oneof, nullptr);
   EXPECT_EQ(oneof->field_count(), 5);
+  ASSERT_NE(find_message("ModelRepositoryParameter")->FindOneofByName("parameter_choice"), nullptr);
+  EXPECT_EQ(find_message("ModelRepositoryParameter")->FindOneofByName("parameter_choice")->field_count(), 4);
 }
 
 TEST(KserveProto, ServiceMethods) {
@@ -146,6 +173,9 @@ TEST(KserveProto, ServiceMethods) {
       {"ServerMetadata", "ServerMetadataRequest", "ServerMetadataResponse"},
       {"ModelMetadata", "ModelMetadataRequest", "ModelMetadataResponse"},
       {"ModelInfer", "ModelInferRequest", "ModelInferResponse"},
+      {"RepositoryIndex", "RepositoryIndexRequest", "RepositoryIndexResponse"},
+      {"RepositoryModelLoad", "RepositoryModelLoadRequest", "RepositoryModelLoadResponse"},
+      {"RepositoryModelUnload", "RepositoryModelUnloadRequest", "RepositoryModelUnloadResponse"},
   };
   for (const auto& m : methods) {
     SCOPED_TRACE(m[0]);
