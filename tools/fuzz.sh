@@ -10,6 +10,8 @@
 #   tools/fuzz.sh [--time SECONDS] [--build-only | --no-build] [TARGET...]   (default: every target)
 #
 # --no-build runs the targets as they are built (while another build runs in the same tree).
+# TESSERA_FUZZ_NICE: the targets' niceness (default 10, polite to the machine; 0 for a CPU-hour run
+# beside other work).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
     --time=*) seconds=${1#--time=}; shift ;;
     --build-only) build_only=1; shift ;;
     --no-build) no_build=1; shift ;;
-    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,14p "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
@@ -56,7 +58,7 @@ for t in "${targets[@]}"; do
   seeds=("$build/fuzz-seeds/$t")
   [ -d "tests/fuzz/corpus/$t" ] && seeds+=("$root/tests/fuzz/corpus/$t")
   TIMEFORMAT='%U %S'
-  { time (cd "$crashes" && nice -n 10 "$build/bin/$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 \
+  { time (cd "$crashes" && nice -n "${TESSERA_FUZZ_NICE:-10}" "$build/bin/$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 \
      -print_final_stats=1 -artifact_prefix="$crashes/" "${dict[@]}" "$corpus" "${seeds[@]}" >"$log" 2>&1); } \
     2>"$log.cpu" || status=$?
   cpu=$(awk '{printf "%.1f", $1 + $2}' "$log.cpu")

@@ -23,6 +23,29 @@ namespace {
 constexpr size_t kMaxFuzzLayers = 8;
 // Arenas beyond this are refused by the fuzz target, not the product: they only cost memory.
 constexpr uint64_t kMaxFuzzArenaBytes = 64u << 20;
+// Programs with more multiply-accumulates (or window and element steps) than this are checked but
+// not run, also by the fuzz target only: a valid layer of 10^11 MACs is legal and merely slow
+// (minutes under ASan on one thread), which libFuzzer reports as a timeout (the input
+// tests/fuzz/corpus/fuzz_emu_program/timeout-one-large-layer). ~1 s of the instrumented emulator.
+constexpr double kMaxFuzzWork = 5e7;
+
+// The emulator's work for the program, in MACs (conv), window steps (pool) and elements (add).
+double program_work(const tessera::CompiledProgram& program) {
+  double work = 0;
+  for (const tessera::abi::LayerDesc& d : program.layers) {
+    const double out = static_cast<double>(d.out_c) * d.out_h * d.out_w;
+    if (d.op == tessera::abi::kOpConv) {
+      const double groups = d.groups == 0 ? 1.0 : d.groups;
+      work += static_cast<double>(d.out_c) * d.conv_h * d.conv_w * (d.in_c / groups) * d.kernel_h * d.kernel_w;
+      work += out * d.pool_h * d.pool_w;
+    } else if (d.op == tessera::abi::kOpPool) {
+      work += out * d.pool_h * d.pool_w;
+    } else {
+      work += out;
+    }
+  }
+  return work;
+}
 
 template <class T>
 T take(const uint8_t*& p, const uint8_t* end) {
@@ -69,6 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const tessera::CompiledProgram program = program_from_bytes(data, size);
   if (!tessera::emu::check_program(program).is_ok()) return 0;
   if (program.header.arena_image_bytes > kMaxFuzzArenaBytes) return 0;
+  if (program_work(program) > kMaxFuzzWork) return 0;
   auto loaded = device.load(program, 1);
   if (!loaded.is_ok()) return 0;
   std::vector<int8_t> input(program.input_bytes()), output(program.output_bytes());
