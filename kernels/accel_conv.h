@@ -46,10 +46,10 @@ w_stage:
     for (uint32_t e = 0; e < abi::kMaxVector; ++e) {
       bool live;
       uint32_t f;
-      if (g.fold) {
-        const uint32_t ch = e / d.kernel_w, kx = e % d.kernel_w;
+      if (g.per_channel > 1) {  // folded: (channel, kx) pairs of kernel row tr, or the whole window
+        const uint32_t ch = e / g.per_channel, t = e % g.per_channel;
         live = e < s.vec_len;
-        f = ch * g.taps + tr * d.kernel_w + kx;
+        f = ch * g.taps + tr * d.kernel_w + t;
       } else {
         const int32_t jn = static_cast<int32_t>(vg * abi::kMaxVector + e) - static_cast<int32_t>(lane_base);
         live = jn >= 0 && static_cast<uint32_t>(jn) < s.n_count;
@@ -65,16 +65,19 @@ w_stage:
   }
 }
 
-// Element e of a conv pixel's MAC vector (vector group vg): input channel ch at input column
-// offset kx (folded), read out of the skewed channel-major input tile; zero in the padding.
+// Element e of a conv pixel's MAC vector (vector group vg): input channel ch at input row and
+// column offsets ky, kx (folded), read out of the skewed channel-major input tile; zero in the
+// padding.
 static act_t gather(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
-                    const act_t in_buf[kBanks][kInBankRows], uint32_t vg, uint32_t e, uint32_t row, uint32_t col,
-                    bool row_ok) {
-  const uint32_t ch = g.fold ? e / d.kernel_w : vg * abi::kMaxVector + e;
-  const uint32_t c = g.fold ? col + e % d.kernel_w : col;  // window column
+                    const act_t in_buf[kBanks][kInBankRows], uint32_t vg, uint32_t e, uint32_t row, uint32_t col) {
+  const bool folded = g.per_channel > 1;
+  const uint32_t ch = folded ? e / g.per_channel : vg * abi::kMaxVector + e;
+  const uint32_t t = folded ? e % g.per_channel : 0;
+  const uint32_t r = row + t / d.kernel_w, c = col + t % d.kernel_w;  // window row and column
   const uint32_t len = vg + 1 == s.vgroups ? s.vec_last : abi::kMaxVector;
-  const bool ok = row_ok && e < len && in_range(s.in_c0 + static_cast<int32_t>(c), d.in_w);
-  const uint32_t q = static_cast<uint32_t>(static_cast<int32_t>(row * s.pitch + c) - s.col0);
+  const bool ok = e < len && in_range(s.in_r0 + static_cast<int32_t>(r), d.in_h) &&
+                  in_range(s.in_c0 + static_cast<int32_t>(c), d.in_w);
+  const uint32_t q = static_cast<uint32_t>(static_cast<int32_t>(r * s.pitch + c) - s.col0);
   return ok ? in_buf[(q + ch * g.skew) % kBanks][ch * s.ch_rows + q / kBanks] : act_t(0);
 }
 
@@ -96,11 +99,9 @@ conv_pixels:
 #pragma HLS dependence variable = out_buf type = inter dependent = false
     const uint32_t row = cr * d.stride_h + ky * d.dilation_h;
     const uint32_t col = cc * d.stride_w + kx * d.dilation_w;
-    const bool row_ok = in_range(s.in_r0 + static_cast<int32_t>(row), d.in_h);
     act_t vec[kMacChannels];
   gather_chunk:
-    for (uint32_t j = 0; j < kMacChannels; ++j)
-      vec[j] = gather(s, d, g, in_buf, vg, c * kMacChannels + j, row, col, row_ok);
+    for (uint32_t j = 0; j < kMacChannels; ++j) vec[j] = gather(s, d, g, in_buf, vg, c * kMacChannels + j, row, col);
   mac_lanes:
     for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
       if (m < s.m_count) {
@@ -243,11 +244,11 @@ conv_units:
     if (more) stage_weights(s, d, g, next_tr, next_vg, w_buf, w_reg[(u + 1) & 1]);
     const uint32_t len = vg + 1 == s.vgroups ? s.vec_last : abi::kMaxVector;
     const uint32_t chunks = sch::vector_chunks(len, kMacChannels);
-    mac_pixels(s, d, g, in_buf, w_reg[u & 1], ky, g.fold ? 0 : kx, vg, chunks, s.first_k && u == 0, out_buf);
+    mac_pixels(s, d, g, in_buf, w_reg[u & 1], ky, g.per_channel > 1 ? 0 : kx, vg, chunks, s.first_k && u == 0, out_buf);
     const uint64_t mac_cycles = static_cast<uint64_t>(pixels) * chunks * kConvII + sch::kConvPixelDepth;
     TESSERA_COUNT_CYCLES(kHalfCompute, more && stage_cycles > mac_cycles ? stage_cycles : mac_cycles);
     (void)mac_cycles;
-    if (next_vg == 0 && (g.fold || ++kx == d.kernel_w)) {
+    if (next_vg == 0 && (g.per_channel > 1 || ++kx == d.kernel_w)) {
       kx = 0;
       ++ky;
     }

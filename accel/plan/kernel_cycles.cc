@@ -61,6 +61,7 @@ struct KernelTiling {
   TileShape t;
   bool fold, whole_rows;
   uint32_t taps, tap_rows;
+  uint32_t per_channel = 1;  // vector elements per channel: 1, kernel_w (fold) or taps (t.fold_rows)
   std::vector<Extent> ms, ns, rs, cs;
   // Input stationary (abi::kLoopInputStationary): each spatial tile's input loaded once, not per m-tile.
   bool input_once = false;
@@ -77,11 +78,11 @@ uint32_t tile_channels(const KernelTiling& k, uint32_t m, uint32_t n) {
 // unit (tap row x vector group of at most kMaxVector elements, the last group shorter) the pixel
 // loop beside the next unit's staging.
 double step_compute(const KernelTiling& k, uint32_t m, uint32_t n, uint64_t pixels) {
-  const uint32_t vec = sch::vector_length(k.fold, k.fold ? n : tile_channels(k, m, n), k.g.kernel_w);
+  const uint32_t vec = sch::vector_length(k.per_channel, k.per_channel > 1 ? n : tile_channels(k, m, n));
   const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
   const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
   const double stage = static_cast<double>(abi::kMaxTileM) *
-                           sch::stage_passes(k.fold, std::min(n, abi::kMaxVector), k.g.kernel_h, k.g.kernel_w) +
+                           sch::stage_passes(k.per_channel, std::min(n, abi::kMaxVector), k.g.kernel_h, k.g.kernel_w) +
                        sch::kWeightStageDepth;
   const auto mac = [&](uint32_t len) {
     return static_cast<double>(pixels) * sch::vector_chunks(len, k.b.mac_channels) * sch::conv_pixel_ii(k.b.mac_lanes) +
@@ -136,7 +137,10 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
   }
   const uint64_t plane = static_cast<uint64_t>(g.in_h) * g.in_w;
   double whole_beats = 0;
-  if (k.whole_rows) {
+  if (k.whole_rows && k.t.fold_rows) {  // rows at a padded pitch: one run per row
+    const uint64_t a = align_of({plane, g.in_w});
+    whole_beats = rows_sum * beats(g.in_w, a);
+  } else if (k.whole_rows) {
     const uint64_t a = align_of({plane, g.in_w});
     for (uint32_t r0 = 0; r0 < slice_r; r0 += t.r) {
       const uint32_t v = valid_inputs(r0, std::min(t.r, slice_r - r0), g.pool_stride_h, g.pool_pad_top, g.pool_h,
@@ -173,20 +177,19 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
   return input + weights;
 }
 
-// Store half (accel_conv_store.h), per output tile: three quant runs, one (pixel, window position)
-// per cycle, the lanes' write runs in one loop.
+// Store half (accel_conv_store.h), per output tile: three quant runs, one conv pixel per cycle
+// (the fused pool is separable), the lanes' write runs in one loop.
 double store_half(const KernelTiling& k) {
   const ConvGeometry& g = k.g;
-  const double window = g.pooled ? static_cast<double>(g.pool_h) * g.pool_w : 1;
   const uint64_t q_align = align_of({4ull * k.t.m, 4ull * g.out_c});
   const uint64_t out_plane = static_cast<uint64_t>(g.out_h) * g.out_w;
   double total = 0;
   for (const Extent& m : k.ms)
     for (const Extent& r : k.rs)
       for (const Extent& c : k.cs) {
-        const double pixels = static_cast<double>(r.size) * c.size;
         const double quant = 3 * (beats(4.0 * m.size, q_align) + sch::kQuantReadDepth);
-        const double requant = pixels * window + sch::kRequantDepth;
+        const double requant =
+            static_cast<double>(g.conv_rows(r.size)) * g.conv_cols(c.size) + sch::kRequantDepth;  // separable pool
         const double out = k.whole_rows ? beats(static_cast<double>(r.size) * g.out_w,
                                                 align_of({out_plane, static_cast<uint64_t>(k.t.r) * g.out_w}))
                                         : r.size * beats(c.size, align_of({out_plane, g.out_w, k.t.c}));
@@ -240,10 +243,11 @@ void pool_traffic(const KernelTiling& k, uint64_t burst, CostBreakdown& cb) {
 
 KernelTiling make_tiling(const ConvGeometry& g, const BoardProfile& b, const TileShape& t, uint32_t slice_m,
                          uint32_t slice_r) {
-  KernelTiling k{g, b, t, false, false, g.kernel_h * g.kernel_w, 0, {}, {}, {}, {}};
-  k.fold = sch::folds_kernel_width(g.groups, t.n, g.kernel_w, g.dilation_w);
+  KernelTiling k{g, b, t, false, false, g.kernel_h * g.kernel_w, 0, 1, {}, {}, {}, {}};
+  k.fold = !t.fold_rows && sch::folds_kernel_width(g.groups, t.n, g.kernel_w, g.dilation_w);
   k.whole_rows = t.c >= g.out_w;
-  k.tap_rows = k.fold ? g.kernel_h : k.taps;
+  k.per_channel = sch::vector_per_channel(t.fold_rows, k.fold, g.kernel_h, g.kernel_w);
+  k.tap_rows = t.fold_rows ? 1 : (k.fold ? g.kernel_h : k.taps);
   k.ms = extents(slice_m, t.m);
   k.ns = extents(g.in_per_group(), t.n);
   k.rs = extents(slice_r, t.r);
@@ -257,7 +261,8 @@ KernelTiling make_tiling(const ConvGeometry& g, const BoardProfile& b, const Til
 uint64_t input_buffer_bytes(const ConvGeometry& g, const TileShape& t) {
   const uint64_t rows = static_cast<uint64_t>(g.conv_rows(t.r) - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
   const uint64_t cols = static_cast<uint64_t>(g.conv_cols(t.c) - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
-  const uint64_t pitch = t.c >= g.out_w ? g.in_w : cols;
+  const uint64_t pitch =
+      sch::input_pitch(t.c >= g.out_w ? g.in_w : static_cast<uint32_t>(cols), t.fold_rows, g.kernel_w);
   return static_cast<uint64_t>(g.tile_in_channels(t.m, t.n)) * ceil_div(rows * pitch, abi::kBanks) * abi::kBanks;
 }
 
@@ -293,7 +298,8 @@ double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const Tile
   double per_pixel = 0;  // chunk-cycles per conv pixel and tap row, summed over m-tiles and k-tiles
   for (const Extent& m : k.ms)
     for (const Extent& n : k.ns) {
-      const uint32_t vec = sch::vector_length(k.fold, k.fold ? n.size : tile_channels(k, m.size, n.size), g.kernel_w);
+      const uint32_t vec =
+          sch::vector_length(k.per_channel, k.per_channel > 1 ? n.size : tile_channels(k, m.size, n.size));
       const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
       const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
       per_pixel +=

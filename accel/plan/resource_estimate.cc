@@ -21,7 +21,8 @@ constexpr double kDspPerRequantiser = 4;
 // per product; the average pool uses the conv store half's requantisers (one shared instance).
 constexpr double kDspOther = abi::schedule::kAddLanes * 2 * 2;
 // ~2 BRAM36 of burst FIFOs per m_axi port (5). Pools use the conv engine's buffers; the add's two
-// 4 KiB chunk buffers in 64 banks of 64 bytes are LUTRAM.
+// 4 KiB chunk buffers in 64 banks of 64 bytes are LUTRAM, and so are the store half's pool line
+// buffers (kMaxPoolKernel lines x 64 lanes x kMaxTileC int8, 192 arrays of 256 bytes: ~6 K LUTs).
 constexpr double kBramOther = 2 * 5;
 
 // BRAM36 blocks of an int8 buffer of `bytes` cyclically partitioned into `banks`.
