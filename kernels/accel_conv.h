@@ -127,6 +127,67 @@ conv_pixels:
   }
 }
 
+// Advances conv pixel (cr, cc) by a x conv_cols + b pixels (b < conv_cols).
+inline void step_pixel(uint32_t& cr, uint32_t& cc, uint32_t a, uint32_t b, uint32_t conv_cols) {
+  cc += b;
+  cr += a;
+  if (cc >= conv_cols) {
+    cc -= conv_cols;
+    ++cr;
+  }
+}
+
+// The pixel loop of a spread step (abi::schedule::spreads_pixels, one 1x1 tap): per (pixel pair,
+// chunk of kSpreadChannels elements) one cycle-group of kConvII cycles; lanes m < 32 compute
+// pixel p of the pair, lanes 32 + m pixel p + 32, both output channel m with lane m's weights.
+constexpr uint32_t kSpreadChannels = abi::schedule::spread_channels(kMacChannels);
+constexpr uint32_t kHalfLanes = abi::kMaxTileM / 2;
+
+static void mac_pixels_spread(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                              const act_t in_buf[kBanks][kInBankRows],
+                              const weight_t w_reg[abi::kMaxTileM][abi::kMaxVector], uint32_t vg, uint32_t chunks,
+                              bool init, acc_t out_buf[kOutputBufferElems]) {
+  const uint32_t pixels = s.conv_rows * s.conv_cols, cols = s.conv_cols;
+  int32_t acc[abi::kMaxTileM];
+#pragma HLS array_partition variable = acc complete
+  // Pixel p at (cr[0], cc[0]) and p + 32 at (cr[1], cc[1]): both step by 1, by 33 at a block's end.
+  uint32_t p = 0, i = 0, c = 0, cr[2] = {0, kHalfLanes / cols}, cc[2] = {0, kHalfLanes % cols};
+  const uint32_t jump_a = (kHalfLanes + 1) / cols, jump_b = (kHalfLanes + 1) % cols, one = 1 % cols;
+conv_pairs:
+  for (uint32_t it = 0; it < abi::schedule::spread_pairs(pixels) * chunks; ++it) {
+#pragma HLS pipeline II = kConvII
+#pragma HLS loop_tripcount min = 1 max = 4096 avg = 256
+#pragma HLS dependence variable = out_buf type = inter dependent = false
+    act_t vec[2][kSpreadChannels];
+  gather_pair:
+    for (uint32_t k = 0; k < 2; ++k)
+      for (uint32_t j = 0; j < kSpreadChannels; ++j)
+        vec[k][j] =
+            p + k * kHalfLanes < pixels ? gather(s, d, g, in_buf, vg, c * kSpreadChannels + j, cr[k], cc[k]) : act_t(0);
+  spread_lanes:
+    for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
+      const uint32_t k = m / kHalfLanes, lane = m % kHalfLanes, px = p + k * kHalfLanes;
+      if (lane < s.m_count && px < pixels) {
+        int32_t dot = 0;
+      spread_chans:
+        for (uint32_t j = 0; j < kSpreadChannels; ++j)
+          dot += static_cast<int32_t>(w_reg[lane][c * kSpreadChannels + j]) * static_cast<int32_t>(vec[k][j]);
+        const uint32_t o = px * s.m_count + lane;
+        const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
+        acc[m] = wrap_add(base, dot);
+        if (c + 1 == chunks) out_buf[o] = acc[m];
+      }
+    }
+    if (++c < chunks) continue;
+    c = 0;
+    const bool block_end = ++i == kHalfLanes;
+    if (block_end) i = 0;
+    p += block_end ? kHalfLanes + 1 : 1;
+    for (uint32_t k = 0; k < 2; ++k)
+      step_pixel(cr[k], cc[k], block_end ? jump_a : 1 / cols, block_end ? jump_b : one, cols);
+  }
+}
+
 // Depthwise: lane m's weights of kernel row ky (kernel_w consecutive elements, distinct banks).
 static void dw_stage(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g, uint32_t ky,
                      const weight_t w_buf[kBanks][kWBankRows], weight_t w_row[abi::kMaxTileM][abi::kMaxKernel]) {
@@ -231,6 +292,8 @@ static void compute_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const 
 #pragma HLS array_partition variable = w_reg complete dim = 0
   namespace sch = abi::schedule;
   const uint32_t pixels = s.conv_rows * s.conv_cols, units = g.tap_rows * s.vgroups;
+  const bool spread =
+      sch::spreads_pixels(d.groups, d.kernel_h, d.kernel_w, d.stride_h, d.stride_w, s.m_count, s.pitch, s.conv_cols);
   const uint64_t stage_cycles = static_cast<uint64_t>(abi::kMaxTileM) * s.passes + sch::kWeightStageDepth;
   stage_weights(s, d, g, 0, 0, w_buf, w_reg[0]);
   TESSERA_COUNT_CYCLES(kHalfCompute, stage_cycles);
@@ -243,9 +306,15 @@ conv_units:
     const uint32_t next_vg = vg + 1 == s.vgroups ? 0 : vg + 1, next_tr = next_vg == 0 ? tr + 1 : tr;
     if (more) stage_weights(s, d, g, next_tr, next_vg, w_buf, w_reg[(u + 1) & 1]);
     const uint32_t len = vg + 1 == s.vgroups ? s.vec_last : abi::kMaxVector;
-    const uint32_t chunks = sch::vector_chunks(len, kMacChannels);
-    mac_pixels(s, d, g, in_buf, w_reg[u & 1], ky, g.per_channel > 1 ? 0 : kx, vg, chunks, s.first_k && u == 0, out_buf);
-    const uint64_t mac_cycles = static_cast<uint64_t>(pixels) * chunks * kConvII + sch::kConvPixelDepth;
+    const uint32_t chunks = sch::vector_chunks(len, spread ? kSpreadChannels : kMacChannels);
+    if (spread) {
+      mac_pixels_spread(s, d, g, in_buf, w_reg[u & 1], vg, chunks, s.first_k && u == 0, out_buf);
+    } else {
+      mac_pixels(s, d, g, in_buf, w_reg[u & 1], ky, g.per_channel > 1 ? 0 : kx, vg, chunks, s.first_k && u == 0,
+                 out_buf);
+    }
+    const uint64_t mac_cycles =
+        static_cast<uint64_t>(spread ? sch::spread_pairs(pixels) : pixels) * chunks * kConvII + sch::kConvPixelDepth;
     TESSERA_COUNT_CYCLES(kHalfCompute, more && stage_cycles > mac_cycles ? stage_cycles : mac_cycles);
     (void)mac_cycles;
     if (next_vg == 0 && (g.per_channel > 1 || ++kx == d.kernel_w)) {

@@ -339,6 +339,27 @@ inline uint32_t depthwise_span(uint32_t conv_cols, uint32_t stride_w, uint32_t k
   return (conv_cols - 1) * stride_w + kernel_w;
 }
 
+// Pixel spreading: a 1x1 stride-1 ungrouped conv whose tile has at most kMaxTileM / 2 output
+// channels and reads its conv pixels in order (buffer pitch = conv columns, so pixel p + 32 sits 32
+// banks past pixel p) computes two conv pixels per iteration: in each block of kBanks pixels, p and
+// p + kBanks / 2, lanes m and m + kMaxTileM / 2 computing output channel m of either, on chunks of
+// spread_channels() elements (the two pixels' chunks sit in 64 distinct banks). The kernel chooses
+// it per step from the descriptor (no ABI field).
+inline bool spreads_pixels(uint32_t groups, uint32_t kernel_h, uint32_t kernel_w, uint32_t stride_h, uint32_t stride_w,
+                           uint32_t m_count, uint32_t pitch, uint32_t conv_cols) {
+  return groups == 1 && kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && m_count <= kMaxTileM / 2 &&
+         pitch == conv_cols;
+}
+// Elements of a chunk in spread mode: two pixels' chunks share the kBanks banks.
+constexpr uint32_t spread_channels(uint32_t mac_channels) {
+  return mac_channels < kBanks / 2 ? mac_channels : kBanks / 2;
+}
+// Iterations of the pixel pairs of `pixels` conv pixels (blocks of kBanks, the last one partial).
+inline uint32_t spread_pairs(uint32_t pixels) {
+  const uint32_t rest = pixels % kBanks;
+  return pixels / kBanks * (kBanks / 2) + (rest < kBanks / 2 ? rest : kBanks / 2);
+}
+
 // Vector groups of a tap: a tile's channels beyond kMaxVector take further passes of the pixel
 // loop, kMaxVector channels each (the last one shorter). Elements of the MAC vector of a tap (or
 // of its group) and the chunks the array folds it into.

@@ -77,16 +77,17 @@ uint32_t tile_channels(const KernelTiling& k, uint32_t m, uint32_t n) {
 // Compute half of one step (accel_conv.h compute_conv_tile): staging of the first unit, then per
 // unit (tap row x vector group of at most kMaxVector elements, the last group shorter) the pixel
 // loop beside the next unit's staging.
-double step_compute(const KernelTiling& k, uint32_t m, uint32_t n, uint64_t pixels) {
+double step_compute(const KernelTiling& k, uint32_t m, uint32_t n, uint64_t pixels, bool spread) {
   const uint32_t vec = sch::vector_length(k.per_channel, k.per_channel > 1 ? n : tile_channels(k, m, n));
+  const uint32_t channels = spread ? sch::spread_channels(k.b.mac_channels) : k.b.mac_channels;
+  const double iterations = spread ? sch::spread_pairs(static_cast<uint32_t>(pixels)) : static_cast<double>(pixels);
   const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
   const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
   const double stage = static_cast<double>(abi::kMaxTileM) *
                            sch::stage_passes(k.per_channel, std::min(n, abi::kMaxVector), k.g.kernel_h, k.g.kernel_w) +
                        sch::kWeightStageDepth;
   const auto mac = [&](uint32_t len) {
-    return static_cast<double>(pixels) * sch::vector_chunks(len, k.b.mac_channels) * sch::conv_pixel_ii(k.b.mac_lanes) +
-           sch::kConvPixelDepth;
+    return iterations * sch::vector_chunks(len, channels) * sch::conv_pixel_ii(k.b.mac_lanes) + sch::kConvPixelDepth;
   };
   const double units = static_cast<double>(k.tap_rows) * groups;
   const double last_units = k.tap_rows - 1;  // last-group units before the final one
@@ -105,6 +106,15 @@ double step_compute_dw(const KernelTiling& k, uint32_t conv_rows, uint32_t conv_
   return stage + (k.g.kernel_h - 1) * std::max(mac, stage) + mac;
 }
 
+// Whether the kernel spreads pixels over idle lanes in a step of m filters and `cols` conv
+// columns (abi::schedule::spreads_pixels: for a 1x1 stride-1 conv the buffer pitch is the tile's
+// conv columns unless whole input rows are wider).
+bool spreads(const KernelTiling& k, uint32_t m, uint32_t cols) {
+  const ConvGeometry& g = k.g;
+  const uint32_t pitch = k.whole_rows ? g.in_w : cols;
+  return sch::spreads_pixels(g.groups, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, m, pitch, cols);
+}
+
 double compute_half(const KernelTiling& k) {
   const ConvGeometry& g = k.g;
   double total = 0;
@@ -114,7 +124,8 @@ double compute_half(const KernelTiling& k) {
         for (const Extent& c : k.cs) {
           const uint32_t rows = g.conv_rows(r.size), cols = g.conv_cols(c.size);
           const double step = k.depthwise ? step_compute_dw(k, rows, cols)
-                                          : step_compute(k, m.size, n.size, static_cast<uint64_t>(rows) * cols);
+                                          : step_compute(k, m.size, n.size, static_cast<uint64_t>(rows) * cols,
+                                                         spreads(k, m.size, cols));
           total += static_cast<double>(m.count * n.count * r.count * c.count) * step;
         }
   return total;
@@ -302,9 +313,15 @@ double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const Tile
           sch::vector_length(k.per_channel, k.per_channel > 1 ? n.size : tile_channels(k, m.size, n.size));
       const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
       const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
-      per_pixel +=
-          static_cast<double>(m.count * n.count) * ((groups - 1) * sch::vector_chunks(abi::kMaxVector, b.mac_channels) +
-                                                    sch::vector_chunks(last, b.mac_channels));
+      double chunks =
+          (groups - 1) * sch::vector_chunks(abi::kMaxVector, b.mac_channels) + sch::vector_chunks(last, b.mac_channels);
+      if (sch::spreads_pixels(g.groups, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, m.size, 1, 1)) {
+        // Spread steps: at least half the pixels' iterations, in chunks of spread_channels.
+        const uint32_t sc = sch::spread_channels(b.mac_channels);
+        chunks = std::min(
+            chunks, ((groups - 1) * sch::vector_chunks(abi::kMaxVector, sc) + sch::vector_chunks(last, sc)) / 2.0);
+      }
+      per_pixel += static_cast<double>(m.count * n.count) * chunks;
     }
   double rows = 0, cols = 0;
   for (const Extent& r : k.rs) rows += static_cast<double>(r.count) * g.conv_rows(r.size);
