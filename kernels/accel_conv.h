@@ -327,11 +327,13 @@ conv_units:
 }
 
 // One convolution layer for one image (image = the image's arena base), on the kernel's buffers
-// (tessera_accel.cpp): ping-pong pairs of input, weight and accumulator tiles plus the store
-// half's int8 staging tile, 2 x (input + weight + output) + staging on chip.
+// (tessera_accel.cpp): ping-pong pairs of input, weight and accumulator tiles and of the store
+// half's int8 staging tiles, 2 x (input + weight + output + staging) on chip. Four halves per step:
+// load (next tiles), compute (this step), store (requantise the last finished output tile into a
+// staging tile) and write (the tile requantised one step earlier, from the other staging tile).
 static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const int32_t* quant, act_t* image,
                        act_t in_buf[2][kBanks][kInBankRows], weight_t w_buf[2][kBanks][kWBankRows],
-                       acc_t out_buf[2][kOutputBufferElems], act_t stage[kBanks][kStageBankRows]) {
+                       acc_t out_buf[2][kOutputBufferElems], act_t stage[2][kBanks][kStageBankRows]) {
   const ConvGeom g = make_conv_geom(d);
   if (g.steps == 0) return;
   ConvCursor cursor = {0, 0, 0, 0};
@@ -342,6 +344,9 @@ static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const i
   uint32_t acc_half = 0;                                                 // cur accumulates into out_buf[acc_half]
   bool pending = false;  // an output tile waits for the store half, in out_buf[acc_half ^ 1]
   ConvStep done = cur;
+  bool to_write = false;  // a requantised tile waits for the write half, in stage[st_half ^ 1]
+  ConvStep written = cur;
+  uint32_t st_half = 0;  // the store half requantises into stage[st_half]
 conv_steps:
   for (uint32_t step = 0; step < g.steps; ++step) {
 #pragma HLS loop_tripcount min = 1 max = 4096 avg = 64
@@ -352,7 +357,13 @@ conv_steps:
     const bool new_input = !(g.input_stationary && next.r0 == cur.r0 && next.c0 == cur.c0);
     TESSERA_COUNT_STEP();
     if (has_next) load_conv_tile(next, d, g, image, weights, new_input, in_buf[in_half ^ 1], w_buf[w_half ^ 1]);
-    if (pending) store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, image, stage);
+    if (to_write) write_conv_tile(written, d, g, stage[st_half ^ 1], image);
+    to_write = pending;
+    if (pending) {
+      store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, stage[st_half]);
+      written = done;
+      st_half ^= 1;
+    }
     compute_conv_tile(cur, d, g, in_buf[in_half], w_buf[w_half], out_buf[acc_half]);
     pending = cur.last_k;
     if (cur.last_k) {
@@ -363,7 +374,12 @@ conv_steps:
     w_half ^= 1;
     cur = next;
   }
-  if (pending) store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, image, stage);  // epilogue
+  // Epilogue: the last writes, the last output tile's store and write.
+  if (to_write) write_conv_tile(written, d, g, stage[st_half ^ 1], image);
+  if (pending) {
+    store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, stage[st_half]);
+    write_conv_tile(done, d, g, stage[st_half], image);
+  }
 }
 
 }  // namespace kernel

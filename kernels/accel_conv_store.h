@@ -10,7 +10,9 @@
 //                tile_m results go to the staging tile: lane m, pixel q in bank (q + m) % kBanks
 //                (skewed, so one pixel's lanes and one lane's consecutive pixels both sit in
 //                distinct banks);
-//   st_beats   : each lane's results as 512-bit beats into its channel slice of the output: one
+//   st_beats   : (write_conv_tile, the write half, one step later from the other staging tile,
+//                concurrently with the next tile's st_requant) each lane's results as 512-bit
+//                beats into its channel slice of the output: one
 //                run per lane when the tile spans whole output rows (its rows are contiguous in
 //                CHW), else one run per row; all lanes and runs one flattened loop.
 #pragma once
@@ -101,9 +103,10 @@ st_requant:
   TESSERA_COUNT_LOOP(kHalfStore, conv_pixels, 1, abi::schedule::kRequantDepth);
 }
 
-// The staging tile into the output tensor's channel slice, one beat per cycle.
-static void write_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
-                       const act_t stage[kBanks][kStageBankRows], act_t* image) {
+// The staging tile into the output tensor's channel slice, one beat per cycle. Returns the beats
+// (the caller counts them in its half: a conv's write half, a pool's store half).
+static uint32_t write_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                           const act_t stage[kBanks][kStageBankRows], act_t* image) {
   const uint32_t pixels = s.r_count * s.c_count, lane_rows = ceil_div(pixels, kBanks);
   const uint32_t out_plane = d.out_h * d.out_w;
   const uint32_t runs = g.whole_rows ? 1 : s.r_count, len = g.whole_rows ? pixels : s.c_count;
@@ -137,13 +140,23 @@ st_lanes_out:
       beats += n_beats;
     }
   }
-  TESSERA_COUNT_LOOP(kHalfStore, beats, 1, abi::schedule::kStoreDepth);
+  return beats;
+}
+
+// The write half of a conv: a requantised output tile from its staging tile (the other staging
+// tile receives the next output tile's requantisation meanwhile).
+static void write_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                            const act_t stage[kBanks][kStageBankRows], act_t* image) {
+#pragma HLS inline off
+  const uint32_t beats = write_tile(s, d, g, stage, image);
+  TESSERA_COUNT_LOOP(kHalfWrite, beats, 1, abi::schedule::kStoreDepth);
   (void)beats;  // counted only (accel_count.h)
 }
 
-// Epilogue of an output tile: quant parameters, requantise + pool, write.
+// Epilogue of an output tile: quant parameters, requantise + pool into a staging tile (the write
+// half writes it out in the next step, write_conv_tile).
 static void store_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
-                            const acc_t out_buf[kOutputBufferElems], const int32_t* quant, act_t* image,
+                            const acc_t out_buf[kOutputBufferElems], const int32_t* quant,
                             act_t stage[kBanks][kStageBankRows]) {
 #pragma HLS inline off
   int32_t bias[abi::kMaxTileM], mult[abi::kMaxTileM], shift[abi::kMaxTileM];
@@ -156,7 +169,6 @@ static void store_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const Co
   read_quant(quant, q + d.out_c, s.m_count, mult);
   read_quant(quant, q + 2 * d.out_c, s.m_count, shift);
   requant_tile(s, d, g, out_buf, bias, mult, shift, stage);
-  write_tile(s, d, g, stage, image);
 }
 
 }  // namespace kernel

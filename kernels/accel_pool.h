@@ -127,7 +127,9 @@ pool_tiles:
     if (has_next) load_input_tile(next, v, g, image, in_buf[half ^ 1]);
     pool_tile(cur, v, average, in_buf[half], sums, stage);
     if (average) requant_tile(cur, v, g, sums, bias, mult, shift, stage);
-    write_tile(cur, v, g, stage, image);
+    const uint32_t beats = write_tile(cur, v, g, stage, image);
+    TESSERA_COUNT_LOOP(kHalfStore, beats, 1, abi::schedule::kStoreDepth);
+    (void)beats;  // counted only (accel_count.h)
     half ^= 1;
     cur = next;
   }

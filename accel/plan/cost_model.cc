@@ -179,7 +179,8 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
         b.static_watts * secs * 1e6;
     return;
   }
-  const double compute = cb.serial_store ? cb.mac_cycles + cb.store_cycles : std::max(cb.mac_cycles, cb.store_cycles);
+  const double compute =
+      cb.serial_store ? cb.mac_cycles + cb.store_cycles : std::max({cb.mac_cycles, cb.store_cycles, cb.write_cycles});
   cb.total_cycles =
       std::max(compute, load) + load / static_cast<double>(std::max<uint64_t>(1, cb.steps)) + cb.fill_cycles;
   cb.memory_bound = load > compute;
@@ -404,6 +405,7 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
   cb.mac_cycles = kc.compute;
   cb.load_cycles = kc.load;
   cb.store_cycles = kc.store;
+  cb.write_cycles = kc.write;
   cb.fill_cycles = kc.fill;  // the last output tile's store
   cb.macs = static_cast<uint64_t>(layer.M) * layer.N * layer.kk * g.conv_rows(layer.R) * g.conv_cols(layer.C);
   finish_cost(cb, b, model);

@@ -78,6 +78,7 @@ struct CostBreakdown {
   // longest, or DRAM, bounds the layer.
   double load_cycles = 0;
   double store_cycles = 0;
+  double write_cycles = 0;    // conv: the output writes, a fourth half beside the store half
   bool serial_store = false;  // the store follows the compute in one half (pools), not beside it
   bool serial_all = false;    // load, compute and store one after the other (adds)
   double fill_cycles = 0;     // exposed pipeline fill besides the first load: the last store

@@ -189,12 +189,16 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
 }
 
 // Store half (accel_conv_store.h), per output tile: three quant runs, one conv pixel per cycle
-// (the fused pool is separable), the lanes' write runs in one loop.
-double store_half(const KernelTiling& k) {
+// (the fused pool is separable); write half (write_conv_tile): the lanes' write runs in one loop.
+struct StoreWrite {
+  double store = 0, write = 0;
+};
+
+StoreWrite store_half(const KernelTiling& k) {
   const ConvGeometry& g = k.g;
   const uint64_t q_align = align_of({4ull * k.t.m, 4ull * g.out_c});
   const uint64_t out_plane = static_cast<uint64_t>(g.out_h) * g.out_w;
-  double total = 0;
+  StoreWrite total;
   for (const Extent& m : k.ms)
     for (const Extent& r : k.rs)
       for (const Extent& c : k.cs) {
@@ -204,8 +208,9 @@ double store_half(const KernelTiling& k) {
         const double out = k.whole_rows ? beats(static_cast<double>(r.size) * g.out_w,
                                                 align_of({out_plane, static_cast<uint64_t>(k.t.r) * g.out_w}))
                                         : r.size * beats(c.size, align_of({out_plane, g.out_w, k.t.c}));
-        const double write = m.size * out + sch::kStoreDepth;
-        total += static_cast<double>(m.count * r.count * c.count) * (quant + requant + write);
+        const double tiles = static_cast<double>(m.count * r.count * c.count);
+        total.store += tiles * (quant + requant);
+        total.write += tiles * (m.size * out + sch::kStoreDepth);
       }
   return total;
 }
@@ -289,10 +294,12 @@ KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const T
   KernelCycles c;
   c.compute = compute_half(k);
   c.load = load_half(k, slice_r);
-  c.store = store_half(k);
+  const StoreWrite sw = store_half(k);
+  c.store = sw.store;
+  c.write = sw.write;
   const double out_tiles =
       static_cast<double>(ceil_div(slice_m, t.m) * ceil_div(slice_r, t.r) * ceil_div(g.out_w, t.c));
-  c.fill = c.store / out_tiles;
+  c.fill = (c.store + c.write) / out_tiles;
   return c;
 }
 

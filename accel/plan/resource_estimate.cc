@@ -58,8 +58,10 @@ ResourceEstimate estimate_resources(const BoardProfile& b) {
   } else {
     e.bram_output = cus * 2 * b.mac_lanes * std::ceil(bank_words / kBram18Words) / 2;
   }
+  // Two staging tiles: the store half requantises into one while the write half drains the other.
   e.bram_stage =
-      cus * bram36_bytes(static_cast<double>(abi::kOutputBufferBytes) / 4 + abi::kMaxTileM * abi::kBanks, abi::kBanks);
+      cus * 2 *
+      bram36_bytes(static_cast<double>(abi::kOutputBufferBytes) / 4 + abi::kMaxTileM * abi::kBanks, abi::kBanks);
   e.bram_other = cus * kBramOther;
   const double keep = 1 - b.shell_share;
   e.dsp_avail = b.part_dsp * keep;

@@ -151,7 +151,7 @@ Result<TilePlan> run_search(const abi::LayerDesc& d, const BoardProfile& b, cons
           for (uint32_t c : s.cs)
             for (bool fold_rows : {false, true}) {
               const TileShape t{m, n, r, c, fold_rows};
-              if (fold_rows && !kernel_folds_rows(s.g, t, opts.abi_limits)) continue;
+              if (fold_rows && !kernel_folds_rows(s.g, t)) continue;
               if (!tile_allowed(d, s.g, b, t, opts.abi_limits)) continue;
               if (!brute && l.best.valid &&
                   lower_bound(s.g, b, t, opts.objective) > primary(l.best.cost, opts.objective)) {
@@ -214,14 +214,14 @@ bool kernel_runs(const ConvGeometry& g, const TileShape& t, Schedule s) {
   return s == Schedule::kInputStationary && g.groups == 1 && t.n >= g.in_per_group();
 }
 
-bool kernel_folds_rows(const ConvGeometry& g, const TileShape& t, bool abi_limits) {
-  return abi_limits && g.groups == 1 && g.kernel_h > 1 && g.dilation_h == 1 && g.dilation_w == 1 &&
+bool kernel_folds_rows(const ConvGeometry& g, const TileShape& t) {
+  return g.groups == 1 && g.kernel_h > 1 && g.dilation_h == 1 && g.dilation_w == 1 &&
          t.n * g.kernel_h * g.kernel_w <= abi::kMaxVector;
 }
 
 bool tile_allowed(const abi::LayerDesc& d, const ConvGeometry& g, const BoardProfile& board, const TileShape& t,
                   bool abi_limits) {
-  if (t.fold_rows && !kernel_folds_rows(g, t, abi_limits)) return false;
+  if (t.fold_rows && !kernel_folds_rows(g, t)) return false;
   if (abi_limits) {
     abi::LayerDesc x = d;
     x.tile_m = t.m;

@@ -365,6 +365,20 @@ BitexactCase CaseGenerator::fold_case() {
   }
 }
 
+BitexactCase CaseGenerator::spread_case() {
+  for (;;) {
+    ProgramBuilder b(rng_);
+    const uint32_t in_c = rng_.urange(1, 70);
+    const Slice in = b.tensor(in_c, rng_.urange(1, 40), rng_.urange(1, 40 + 100 * rng_.chance(0.2)));
+    ConvChoice g = random_conv_choice(rng_, in_c);
+    g.groups = 1, g.out_c = rng_.urange(1, 32);
+    g.kh = g.kw = g.sh = g.sw = 1;
+    g.pt = g.pb = g.pl = g.pr = 0;
+    const std::optional<Slice> out = b.conv(in, g);
+    if (out) return b.finish("spread", in, *out, rng_.urange(1, 2));
+  }
+}
+
 BitexactCase CaseGenerator::pool_case() {
   for (;;) {
     ProgramBuilder b(rng_);
