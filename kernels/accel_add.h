@@ -9,9 +9,11 @@
 // tile_r x tile_c bytes (abi::kAddChunkBytes, the on-chip buffers): per chunk the two inputs
 // come in as 512-bit beats (add_read_a, add_read_b), kAddLanes requantize_add units take
 // kAddLanes elements per cycle (add_lanes), and the results go back as beats (add_write). The
-// four loops of a chunk run one after the other. Channel planes play no part: a 7x7 plane costs
-// no more DMA calls than a 56x56 one. A chunk is read completely before it is written, so an
-// in-place add (out_offset == in_offset, same channel slice) is safe.
+// chunks are ping-ponged: the reads of chunk c + 1, the lanes of chunk c and the writes of chunk
+// c - 1 run concurrently on paired chunk buffers. Channel planes play no part: a 7x7 plane costs
+// no more DMA calls than a 56x56 one. A chunk is read completely before it is written, and a
+// step's reads and writes touch different chunks, so an in-place add (out_offset == in_offset,
+// same channel slice) is safe.
 #pragma once
 
 #include <cstdint>
@@ -64,39 +66,65 @@ add_write_beats:
   TESSERA_COUNT_LOOP(kHalfStore, n_beats, 1, abi::schedule::kStoreDepth);
 }
 
+// The add lanes of one chunk: kAddLanes requantize_add units per cycle, a and b into y.
+static void add_lanes(const act_t a_buf[kChunkElems], const act_t b_buf[kChunkElems], uint32_t count,
+                      const int32_t q[3], const abi::LayerDesc& d, act_t y_buf[kChunkElems]) {
+#pragma HLS inline off
+add_lanes_loop:
+  for (uint32_t i = 0; i < count; i += kAddLanes) {
+#pragma HLS pipeline II = 1
+#pragma HLS loop_tripcount min = 1 max = 256 avg = 256
+  add_lane:
+    for (uint32_t j = 0; j < kAddLanes; ++j) {
+      if (i + j < count) {
+        y_buf[i + j] =
+            static_cast<act_t>(abi::requantize_add(a_buf[i + j], b_buf[i + j], q[0], q[1], q[2], d.act_lo, d.act_hi));
+      }
+    }
+  }
+  TESSERA_COUNT_LOOP(kHalfCompute, ceil_div(count, kAddLanes), 1, abi::schedule::kAddDepth);
+}
+
+// Chunk c of the flat block: its byte offset and length.
+inline uint32_t add_chunk_count(uint32_t c, uint32_t chunk, uint32_t block) {
+  return min_u32(chunk, block - c * chunk);
+}
+
+// Ping-pong over chunks: step c reads chunk c + 1, adds chunk c and writes chunk c - 1, each on
+// its own half of the paired chunk buffers (the reads and the writes of a step touch different
+// chunks, so an in-place add stays safe).
 static void add_layer(const abi::LayerDesc& d, const int32_t* quant, act_t* image) {
   int32_t q[3];
   read_quant(quant, d.quant_offset, 3, q);
   const uint32_t plane = d.out_h * d.out_w;
   const uint32_t block = d.out_c * plane;      // one image's bytes of each tensor's channel slice
   const uint32_t chunk = d.tile_r * d.tile_c;  // <= kChunkElems (abi::layer_fits)
+  const uint32_t chunks = ceil_div(block, chunk);
   const uint32_t a = d.in_offset + d.in_channel_base * plane;
   const uint32_t b = d.in2_offset + d.in2_channel_base * plane;
   const uint32_t y = d.out_offset + d.out_channel_base * plane;
-  act_t a_buf[kChunkElems], b_buf[kChunkElems];
-#pragma HLS array_partition variable = a_buf cyclic factor = kBanks
-#pragma HLS array_partition variable = b_buf cyclic factor = kBanks
+  act_t a_buf[2][kChunkElems], b_buf[2][kChunkElems], y_buf[2][kChunkElems];
+#pragma HLS array_partition variable = a_buf complete dim = 1
+#pragma HLS array_partition variable = b_buf complete dim = 1
+#pragma HLS array_partition variable = y_buf complete dim = 1
+#pragma HLS array_partition variable = a_buf cyclic factor = kBanks dim = 2
+#pragma HLS array_partition variable = b_buf cyclic factor = kBanks dim = 2
+#pragma HLS array_partition variable = y_buf cyclic factor = kBanks dim = 2
+  add_read(image, a, add_chunk_count(0, chunk, block), a_buf[0]);  // prologue
+  add_read(image, b, add_chunk_count(0, chunk, block), b_buf[0]);
 add_chunks:
-  for (uint32_t p0 = 0; p0 < block; p0 += chunk) {
+  for (uint32_t c = 0; c < chunks; ++c) {
 #pragma HLS loop_tripcount min = 1 max = 1024 avg = 32
-    const uint32_t count = min_u32(chunk, block - p0);
-    add_read(image, a + p0, count, a_buf);
-    add_read(image, b + p0, count, b_buf);
-  add_lanes:
-    for (uint32_t i = 0; i < count; i += kAddLanes) {
-#pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 256 avg = 256
-    add_lane:
-      for (uint32_t j = 0; j < kAddLanes; ++j) {
-        if (i + j < count) {
-          a_buf[i + j] =
-              static_cast<act_t>(abi::requantize_add(a_buf[i + j], b_buf[i + j], q[0], q[1], q[2], d.act_lo, d.act_hi));
-        }
-      }
+    if (c + 1 < chunks) {
+      const uint32_t next = (c + 1) * chunk, count = add_chunk_count(c + 1, chunk, block);
+      add_read(image, a + next, count, a_buf[(c + 1) & 1]);
+      add_read(image, b + next, count, b_buf[(c + 1) & 1]);
     }
-    TESSERA_COUNT_LOOP(kHalfCompute, ceil_div(count, kAddLanes), 1, abi::schedule::kAddDepth);
-    add_write(a_buf, count, image, y + p0);
+    if (c > 0) add_write(y_buf[(c - 1) & 1], chunk, image, y + (c - 1) * chunk);
+    add_lanes(a_buf[c & 1], b_buf[c & 1], add_chunk_count(c, chunk, block), q, d, y_buf[c & 1]);
   }
+  add_write(y_buf[(chunks - 1) & 1], add_chunk_count(chunks - 1, chunk, block), image,
+            y + (chunks - 1) * chunk);  // epilogue
 }
 
 }  // namespace kernel

@@ -40,7 +40,8 @@ double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const Tile
 void kernel_pool_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdown& cb);
 
 // An element-wise add (kernels/accel_add.h): per chunk two read runs, the add lanes and one write
-// run, one after the other (serial_all), plus the {M_a, M_b, S} read.
+// run, the chunks ping-ponged (reads, lanes and writes of three chunks at once), plus the
+// {M_a, M_b, S} read.
 void kernel_add_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdown& cb);
 
 }  // namespace tessera::plan
