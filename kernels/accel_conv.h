@@ -110,7 +110,7 @@ conv_pixels:
         for (uint32_t j = 0; j < kMacChannels; ++j) {
           dot += static_cast<int32_t>(w_reg[m][c * kMacChannels + j]) * static_cast<int32_t>(vec[j]);
         }
-        const uint32_t o = p * s.m_count + m;
+        const uint32_t o = p * s.acc_stride + m;
         const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
         acc[m] = wrap_add(base, dot);
         if (c + 1 == chunks) out_buf[o] = acc[m];
@@ -172,7 +172,7 @@ conv_pairs:
       spread_chans:
         for (uint32_t j = 0; j < kSpreadChannels; ++j)
           dot += static_cast<int32_t>(w_reg[lane][c * kSpreadChannels + j]) * static_cast<int32_t>(vec[k][j]);
-        const uint32_t o = px * s.m_count + lane;
+        const uint32_t o = px * s.acc_stride + lane;  // odd stride: the pair's lanes in distinct banks
         const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
         acc[m] = wrap_add(base, dot);
         if (c + 1 == chunks) out_buf[o] = acc[m];
@@ -236,7 +236,7 @@ dw_cols:
           if (kx < d.kernel_w)
             dot += static_cast<int32_t>(w_row[m][kx]) * static_cast<int32_t>(window[m][d.kernel_w - 1 - kx]);
         }
-        const uint32_t o = p * s.m_count + m;
+        const uint32_t o = p * s.acc_stride + m;
         out_buf[o] = wrap_add(init ? 0 : out_buf[o], dot);
       }
     }
@@ -292,8 +292,7 @@ static void compute_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const 
 #pragma HLS array_partition variable = w_reg complete dim = 0
   namespace sch = abi::schedule;
   const uint32_t pixels = s.conv_rows * s.conv_cols, units = g.tap_rows * s.vgroups;
-  const bool spread =
-      sch::spreads_pixels(d.groups, d.kernel_h, d.kernel_w, d.stride_h, d.stride_w, s.m_count, s.pitch, s.conv_cols);
+  const bool spread = s.spread;
   const uint64_t stage_cycles = static_cast<uint64_t>(abi::kMaxTileM) * s.passes + sch::kWeightStageDepth;
   stage_weights(s, d, g, 0, 0, w_buf, w_reg[0]);
   TESSERA_COUNT_CYCLES(kHalfCompute, stage_cycles);

@@ -122,6 +122,10 @@ struct ConvStep {
   // vgroups groups of at most kMaxVector (the last one vec_last long); staging passes.
   uint32_t vec_len, vgroups, vec_last, passes;
   bool first_k, last_k;
+  // Pixel spreading (abi::schedule::spreads_pixels) and the accumulator tile's pixel stride
+  // (out_buf[p * acc_stride + m]: m_count, or odd when spread).
+  bool spread;
+  uint32_t acc_stride;
 };
 
 inline ConvStep make_conv_step(const abi::LayerDesc& d, const ConvGeom& g, const ConvCursor& cur) {
@@ -156,6 +160,9 @@ inline ConvStep make_conv_step(const abi::LayerDesc& d, const ConvGeom& g, const
   s.first_k = cur.kt == 0;
   s.last_k = cur.kt + 1 == g.k_tiles;
   s.passes = s.last_k ? g.passes_last : g.passes_full;
+  s.spread = abi::schedule::spreads_pixels(d.groups, d.kernel_h, d.kernel_w, d.stride_h, d.stride_w, s.m_count, s.pitch,
+                                           s.conv_cols, s.conv_rows * s.conv_cols);
+  s.acc_stride = abi::schedule::accumulator_stride(s.spread, s.m_count);
   return s;
 }
 

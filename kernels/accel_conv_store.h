@@ -77,7 +77,7 @@ st_requant:
   st_lanes:
     for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
       if (m < s.m_count) {
-        const int32_t v = valid ? abi::requantize(wrap_add(out_buf[i * s.m_count + m], bias[m]), mult[m], shift[m],
+        const int32_t v = valid ? abi::requantize(wrap_add(out_buf[i * s.acc_stride + m], bias[m]), mult[m], shift[m],
                                                   d.act_lo, d.act_hi)
                                 : kInt8Min;
         for (uint32_t j = abi::kMaxPoolKernel - 1; j > 0; --j) window[m][j] = window[m][j - 1];

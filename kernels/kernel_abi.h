@@ -345,10 +345,15 @@ inline uint32_t depthwise_span(uint32_t conv_cols, uint32_t stride_w, uint32_t k
 // p + kBanks / 2, lanes m and m + kMaxTileM / 2 computing output channel m of either, on chunks of
 // spread_channels() elements (the two pixels' chunks sit in 64 distinct banks). The kernel chooses
 // it per step from the descriptor (no ABI field).
+// A spread step keeps pixel p's accumulators at p x accumulator_stride() + m with an odd stride, so
+// the two pixels of a pair (32 x stride apart) land in different banks of the accumulator tile
+// (cyclic by lanes); it spreads only where that fits the tile (pixels = the step's conv pixels).
+inline uint32_t accumulator_stride(bool spread, uint32_t m_count) { return spread ? m_count | 1 : m_count; }
 inline bool spreads_pixels(uint32_t groups, uint32_t kernel_h, uint32_t kernel_w, uint32_t stride_h, uint32_t stride_w,
-                           uint32_t m_count, uint32_t pitch, uint32_t conv_cols) {
+                           uint32_t m_count, uint32_t pitch, uint32_t conv_cols, uint32_t pixels) {
   return groups == 1 && kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && m_count <= kMaxTileM / 2 &&
-         pitch == conv_cols;
+         pitch == conv_cols &&
+         static_cast<uint64_t>(accumulator_stride(true, m_count)) * pixels * 4 <= kOutputBufferBytes;
 }
 // Elements of a chunk in spread mode: two pixels' chunks share the kBanks banks.
 constexpr uint32_t spread_channels(uint32_t mac_channels) {

@@ -109,10 +109,10 @@ double step_compute_dw(const KernelTiling& k, uint32_t conv_rows, uint32_t conv_
 // Whether the kernel spreads pixels over idle lanes in a step of m filters and `cols` conv
 // columns (abi::schedule::spreads_pixels: for a 1x1 stride-1 conv the buffer pitch is the tile's
 // conv columns unless whole input rows are wider).
-bool spreads(const KernelTiling& k, uint32_t m, uint32_t cols) {
+bool spreads(const KernelTiling& k, uint32_t m, uint32_t rows, uint32_t cols) {
   const ConvGeometry& g = k.g;
   const uint32_t pitch = k.whole_rows ? g.in_w : cols;
-  return sch::spreads_pixels(g.groups, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, m, pitch, cols);
+  return sch::spreads_pixels(g.groups, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, m, pitch, cols, rows * cols);
 }
 
 double compute_half(const KernelTiling& k) {
@@ -125,7 +125,7 @@ double compute_half(const KernelTiling& k) {
           const uint32_t rows = g.conv_rows(r.size), cols = g.conv_cols(c.size);
           const double step = k.depthwise ? step_compute_dw(k, rows, cols)
                                           : step_compute(k, m.size, n.size, static_cast<uint64_t>(rows) * cols,
-                                                         spreads(k, m.size, cols));
+                                                         spreads(k, m.size, rows, cols));
           total += static_cast<double>(m.count * n.count * r.count * c.count) * step;
         }
   return total;
@@ -322,7 +322,7 @@ double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const Tile
       const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
       double chunks =
           (groups - 1) * sch::vector_chunks(abi::kMaxVector, b.mac_channels) + sch::vector_chunks(last, b.mac_channels);
-      if (sch::spreads_pixels(g.groups, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, m.size, 1, 1)) {
+      if (sch::spreads_pixels(g.groups, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, m.size, 1, 1, 1)) {
         // Spread steps: at least half the pixels' iterations, in chunks of spread_channels.
         const uint32_t sc = sch::spread_channels(b.mac_channels);
         chunks = std::min(
