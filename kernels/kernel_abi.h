@@ -23,7 +23,8 @@ namespace abi {
 // "TSR1" little-endian; a program with another magic or version is refused by every backend.
 constexpr uint32_t kProgramMagic = 0x31525354u;
 // 2: LayerDesc.loop_order (input-stationary convolutions). 3: LayerDesc.fold_rows (the whole
-// kernel window folded into the MAC vector, input rows at a padded pitch).
+// kernel window folded into the MAC vector, input rows at a padded pitch) and add chunks of up to
+// 32 KiB (kAddChunkBytes, was 4 KiB).
 constexpr uint32_t kAbiVersion = 3;
 
 // ---- Element types ----------------------------------------------------------------------------
@@ -47,8 +48,9 @@ constexpr uint32_t kMaxStride = 4;
 constexpr uint32_t kMaxDilation = 4;
 constexpr uint32_t kMaxPoolKernel = 3;       // fused max-pool window (2x2 or 3x3)
 constexpr uint32_t kMaxStandalonePool = 16;  // standalone pool window (incl. global pool up to 16x16)
-// Element-wise add (kOpAdd): one chunk of tile_r x tile_c elements of each operand on chip.
-constexpr uint32_t kAddChunkBytes = 4096;
+// Element-wise add (kOpAdd): one chunk of tile_r x tile_c elements of each operand on chip, both
+// operands in one half of the conv engine's input tile pair, the result in a staging tile.
+constexpr uint32_t kAddChunkBytes = 32768;
 
 // One buffer of each double-buffered pair, in bytes. Input tile: T_n x in_rows x in_cols int8;
 // weight tile: T_m x T_n x kh x kw int8; output tile: T_m x conv_rows x conv_cols int32
@@ -57,6 +59,7 @@ constexpr uint32_t kAddChunkBytes = 4096;
 constexpr uint32_t kInputBufferBytes = 64 * 1024;
 constexpr uint32_t kWeightBufferBytes = 64 * 1024;
 constexpr uint32_t kOutputBufferBytes = 256 * 1024;
+static_assert(2 * kAddChunkBytes <= kInputBufferBytes, "an add's two operand chunks share one input tile");
 
 // Input tile rows/cols of the implicit-GEMM window (the static array bounds of the HLS kernel).
 constexpr uint32_t kMaxInputTileRows = 256;

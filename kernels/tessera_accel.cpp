@@ -61,7 +61,7 @@ static void run_layer(const abi::LayerDesc& d, const weight_t* weights, const in
   switch (d.op) {
     case abi::kOpConv: conv_layer(d, weights, quant, image, b.in_buf, b.w_buf, b.out_buf, b.stage); break;
     case abi::kOpPool: pool_layer(d, quant, image, b.in_buf, b.out_buf[0], b.stage[0]); break;
-    case abi::kOpAdd: add_layer(d, quant, image); break;
+    case abi::kOpAdd: add_layer(d, quant, image, b.in_buf, b.stage); break;
     default: break;  // unreachable: layer_fits() rejects every other op
   }
 }

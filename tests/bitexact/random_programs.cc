@@ -174,7 +174,8 @@ class ProgramBuilder {
     set_input(d, a);
     d.in2_offset = b.offset, d.in2_channel_base = b.base, d.in2_channels_total = b.total;
     d.out_c = a.c, d.out_h = a.h, d.out_w = a.w;
-    d.tile_m = rng_.urange(1, 64), d.tile_n = 1, d.tile_r = rng_.urange(1, 64), d.tile_c = rng_.urange(1, 64);
+    // Chunks of tile_r x tile_c bytes, up to abi::kAddChunkBytes (128 x 256).
+    d.tile_m = rng_.urange(1, 64), d.tile_n = 1, d.tile_r = rng_.urange(1, 128), d.tile_c = rng_.urange(1, 256);
     random_activation(rng_, d);
     const Slice o = out ? *out : tensor(a.c, a.h, a.w);
     set_output(d, o);
