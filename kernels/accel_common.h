@@ -55,8 +55,6 @@ constexpr uint32_t kStageBankRows = abi::kOutputBufferBytes / 4 / kBanks + abi::
 constexpr uint32_t kInputBufferElems = abi::kInputBufferBytes / sizeof(act_t);
 constexpr uint32_t kWeightBufferElems = abi::kWeightBufferBytes / sizeof(weight_t);
 constexpr uint32_t kOutputBufferElems = abi::kOutputBufferBytes / sizeof(acc_t);
-// Elements of one chunk of a standalone element-wise layer (one tile_r x tile_c tile at most).
-constexpr uint32_t kChunkElems = abi::kAddChunkBytes / sizeof(act_t);
 
 // Lowest int8: the identity of max. A max window with no valid position keeps it, and the clamp
 // to [act_lo, act_hi] that follows turns it into act_lo.

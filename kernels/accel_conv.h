@@ -46,10 +46,10 @@ w_stage:
     for (uint32_t e = 0; e < abi::kMaxVector; ++e) {
       bool live;
       uint32_t f;
-      if (g.fold) {
-        const uint32_t ch = e / d.kernel_w, kx = e % d.kernel_w;
+      if (g.per_channel > 1) {  // folded: (channel, kx) pairs of kernel row tr, or the whole window
+        const uint32_t ch = e / g.per_channel, t = e % g.per_channel;
         live = e < s.vec_len;
-        f = ch * g.taps + tr * d.kernel_w + kx;
+        f = ch * g.taps + tr * d.kernel_w + t;
       } else {
         const int32_t jn = static_cast<int32_t>(vg * abi::kMaxVector + e) - static_cast<int32_t>(lane_base);
         live = jn >= 0 && static_cast<uint32_t>(jn) < s.n_count;
@@ -65,16 +65,19 @@ w_stage:
   }
 }
 
-// Element e of a conv pixel's MAC vector (vector group vg): input channel ch at input column
-// offset kx (folded), read out of the skewed channel-major input tile; zero in the padding.
+// Element e of a conv pixel's MAC vector (vector group vg): input channel ch at input row and
+// column offsets ky, kx (folded), read out of the skewed channel-major input tile; zero in the
+// padding.
 static act_t gather(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
-                    const act_t in_buf[kBanks][kInBankRows], uint32_t vg, uint32_t e, uint32_t row, uint32_t col,
-                    bool row_ok) {
-  const uint32_t ch = g.fold ? e / d.kernel_w : vg * abi::kMaxVector + e;
-  const uint32_t c = g.fold ? col + e % d.kernel_w : col;  // window column
+                    const act_t in_buf[kBanks][kInBankRows], uint32_t vg, uint32_t e, uint32_t row, uint32_t col) {
+  const bool folded = g.per_channel > 1;
+  const uint32_t ch = folded ? e / g.per_channel : vg * abi::kMaxVector + e;
+  const uint32_t t = folded ? e % g.per_channel : 0;
+  const uint32_t r = row + t / d.kernel_w, c = col + t % d.kernel_w;  // window row and column
   const uint32_t len = vg + 1 == s.vgroups ? s.vec_last : abi::kMaxVector;
-  const bool ok = row_ok && e < len && in_range(s.in_c0 + static_cast<int32_t>(c), d.in_w);
-  const uint32_t q = static_cast<uint32_t>(static_cast<int32_t>(row * s.pitch + c) - s.col0);
+  const bool ok = e < len && in_range(s.in_r0 + static_cast<int32_t>(r), d.in_h) &&
+                  in_range(s.in_c0 + static_cast<int32_t>(c), d.in_w);
+  const uint32_t q = static_cast<uint32_t>(static_cast<int32_t>(r * s.pitch + c) - s.col0);
   return ok ? in_buf[(q + ch * g.skew) % kBanks][ch * s.ch_rows + q / kBanks] : act_t(0);
 }
 
@@ -96,11 +99,9 @@ conv_pixels:
 #pragma HLS dependence variable = out_buf type = inter dependent = false
     const uint32_t row = cr * d.stride_h + ky * d.dilation_h;
     const uint32_t col = cc * d.stride_w + kx * d.dilation_w;
-    const bool row_ok = in_range(s.in_r0 + static_cast<int32_t>(row), d.in_h);
     act_t vec[kMacChannels];
   gather_chunk:
-    for (uint32_t j = 0; j < kMacChannels; ++j)
-      vec[j] = gather(s, d, g, in_buf, vg, c * kMacChannels + j, row, col, row_ok);
+    for (uint32_t j = 0; j < kMacChannels; ++j) vec[j] = gather(s, d, g, in_buf, vg, c * kMacChannels + j, row, col);
   mac_lanes:
     for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
       if (m < s.m_count) {
@@ -109,7 +110,7 @@ conv_pixels:
         for (uint32_t j = 0; j < kMacChannels; ++j) {
           dot += static_cast<int32_t>(w_reg[m][c * kMacChannels + j]) * static_cast<int32_t>(vec[j]);
         }
-        const uint32_t o = p * s.m_count + m;
+        const uint32_t o = p * s.acc_stride + m;
         const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
         acc[m] = wrap_add(base, dot);
         if (c + 1 == chunks) out_buf[o] = acc[m];
@@ -123,6 +124,67 @@ conv_pixels:
         ++cr;
       }
     }
+  }
+}
+
+// Advances conv pixel (cr, cc) by a x conv_cols + b pixels (b < conv_cols).
+inline void step_pixel(uint32_t& cr, uint32_t& cc, uint32_t a, uint32_t b, uint32_t conv_cols) {
+  cc += b;
+  cr += a;
+  if (cc >= conv_cols) {
+    cc -= conv_cols;
+    ++cr;
+  }
+}
+
+// The pixel loop of a spread step (abi::schedule::spreads_pixels, one 1x1 tap): per (pixel pair,
+// chunk of kSpreadChannels elements) one cycle-group of kConvII cycles; lanes m < 32 compute
+// pixel p of the pair, lanes 32 + m pixel p + 32, both output channel m with lane m's weights.
+constexpr uint32_t kSpreadChannels = abi::schedule::spread_channels(kMacChannels);
+constexpr uint32_t kHalfLanes = abi::kMaxTileM / 2;
+
+static void mac_pixels_spread(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                              const act_t in_buf[kBanks][kInBankRows],
+                              const weight_t w_reg[abi::kMaxTileM][abi::kMaxVector], uint32_t vg, uint32_t chunks,
+                              bool init, acc_t out_buf[kOutputBufferElems]) {
+  const uint32_t pixels = s.conv_rows * s.conv_cols, cols = s.conv_cols;
+  int32_t acc[abi::kMaxTileM];
+#pragma HLS array_partition variable = acc complete
+  // Pixel p at (cr[0], cc[0]) and p + 32 at (cr[1], cc[1]): both step by 1, by 33 at a block's end.
+  uint32_t p = 0, i = 0, c = 0, cr[2] = {0, kHalfLanes / cols}, cc[2] = {0, kHalfLanes % cols};
+  const uint32_t jump_a = (kHalfLanes + 1) / cols, jump_b = (kHalfLanes + 1) % cols, one = 1 % cols;
+conv_pairs:
+  for (uint32_t it = 0; it < abi::schedule::spread_pairs(pixels) * chunks; ++it) {
+#pragma HLS pipeline II = kConvII
+#pragma HLS loop_tripcount min = 1 max = 4096 avg = 256
+#pragma HLS dependence variable = out_buf type = inter dependent = false
+    act_t vec[2][kSpreadChannels];
+  gather_pair:
+    for (uint32_t k = 0; k < 2; ++k)
+      for (uint32_t j = 0; j < kSpreadChannels; ++j)
+        vec[k][j] =
+            p + k * kHalfLanes < pixels ? gather(s, d, g, in_buf, vg, c * kSpreadChannels + j, cr[k], cc[k]) : act_t(0);
+  spread_lanes:
+    for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
+      const uint32_t k = m / kHalfLanes, lane = m % kHalfLanes, px = p + k * kHalfLanes;
+      if (lane < s.m_count && px < pixels) {
+        int32_t dot = 0;
+      spread_chans:
+        for (uint32_t j = 0; j < kSpreadChannels; ++j)
+          dot += static_cast<int32_t>(w_reg[lane][c * kSpreadChannels + j]) * static_cast<int32_t>(vec[k][j]);
+        const uint32_t o = px * s.acc_stride + lane;  // odd stride: the pair's lanes in distinct banks
+        const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
+        acc[m] = wrap_add(base, dot);
+        if (c + 1 == chunks) out_buf[o] = acc[m];
+      }
+    }
+    if (++c < chunks) continue;
+    c = 0;
+    const bool block_end = ++i == kHalfLanes;
+    if (block_end) i = 0;
+    p += block_end ? kHalfLanes + 1 : 1;
+    for (uint32_t k = 0; k < 2; ++k)
+      step_pixel(cr[k], cc[k], block_end ? jump_a : 1 / cols, block_end ? jump_b : one, cols);
   }
 }
 
@@ -174,7 +236,7 @@ dw_cols:
           if (kx < d.kernel_w)
             dot += static_cast<int32_t>(w_row[m][kx]) * static_cast<int32_t>(window[m][d.kernel_w - 1 - kx]);
         }
-        const uint32_t o = p * s.m_count + m;
+        const uint32_t o = p * s.acc_stride + m;
         out_buf[o] = wrap_add(init ? 0 : out_buf[o], dot);
       }
     }
@@ -230,6 +292,7 @@ static void compute_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const 
 #pragma HLS array_partition variable = w_reg complete dim = 0
   namespace sch = abi::schedule;
   const uint32_t pixels = s.conv_rows * s.conv_cols, units = g.tap_rows * s.vgroups;
+  const bool spread = s.spread;
   const uint64_t stage_cycles = static_cast<uint64_t>(abi::kMaxTileM) * s.passes + sch::kWeightStageDepth;
   stage_weights(s, d, g, 0, 0, w_buf, w_reg[0]);
   TESSERA_COUNT_CYCLES(kHalfCompute, stage_cycles);
@@ -242,12 +305,18 @@ conv_units:
     const uint32_t next_vg = vg + 1 == s.vgroups ? 0 : vg + 1, next_tr = next_vg == 0 ? tr + 1 : tr;
     if (more) stage_weights(s, d, g, next_tr, next_vg, w_buf, w_reg[(u + 1) & 1]);
     const uint32_t len = vg + 1 == s.vgroups ? s.vec_last : abi::kMaxVector;
-    const uint32_t chunks = sch::vector_chunks(len, kMacChannels);
-    mac_pixels(s, d, g, in_buf, w_reg[u & 1], ky, g.fold ? 0 : kx, vg, chunks, s.first_k && u == 0, out_buf);
-    const uint64_t mac_cycles = static_cast<uint64_t>(pixels) * chunks * kConvII + sch::kConvPixelDepth;
+    const uint32_t chunks = sch::vector_chunks(len, spread ? kSpreadChannels : kMacChannels);
+    if (spread) {
+      mac_pixels_spread(s, d, g, in_buf, w_reg[u & 1], vg, chunks, s.first_k && u == 0, out_buf);
+    } else {
+      mac_pixels(s, d, g, in_buf, w_reg[u & 1], ky, g.per_channel > 1 ? 0 : kx, vg, chunks, s.first_k && u == 0,
+                 out_buf);
+    }
+    const uint64_t mac_cycles =
+        static_cast<uint64_t>(spread ? sch::spread_pairs(pixels) : pixels) * chunks * kConvII + sch::kConvPixelDepth;
     TESSERA_COUNT_CYCLES(kHalfCompute, more && stage_cycles > mac_cycles ? stage_cycles : mac_cycles);
     (void)mac_cycles;
-    if (next_vg == 0 && (g.fold || ++kx == d.kernel_w)) {
+    if (next_vg == 0 && (g.per_channel > 1 || ++kx == d.kernel_w)) {
       kx = 0;
       ++ky;
     }
@@ -257,11 +326,13 @@ conv_units:
 }
 
 // One convolution layer for one image (image = the image's arena base), on the kernel's buffers
-// (tessera_accel.cpp): ping-pong pairs of input, weight and accumulator tiles plus the store
-// half's int8 staging tile, 2 x (input + weight + output) + staging on chip.
+// (tessera_accel.cpp): ping-pong pairs of input, weight and accumulator tiles and of the store
+// half's int8 staging tiles, 2 x (input + weight + output + staging) on chip. Four halves per step:
+// load (next tiles), compute (this step), store (requantise the last finished output tile into a
+// staging tile) and write (the tile requantised one step earlier, from the other staging tile).
 static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const int32_t* quant, act_t* image,
                        act_t in_buf[2][kBanks][kInBankRows], weight_t w_buf[2][kBanks][kWBankRows],
-                       acc_t out_buf[2][kOutputBufferElems], act_t stage[kBanks][kStageBankRows]) {
+                       acc_t out_buf[2][kOutputBufferElems], act_t stage[2][kBanks][kStageBankRows]) {
   const ConvGeom g = make_conv_geom(d);
   if (g.steps == 0) return;
   ConvCursor cursor = {0, 0, 0, 0};
@@ -272,6 +343,9 @@ static void conv_layer(const abi::LayerDesc& d, const weight_t* weights, const i
   uint32_t acc_half = 0;                                                 // cur accumulates into out_buf[acc_half]
   bool pending = false;  // an output tile waits for the store half, in out_buf[acc_half ^ 1]
   ConvStep done = cur;
+  bool to_write = false;  // a requantised tile waits for the write half, in stage[st_half ^ 1]
+  ConvStep written = cur;
+  uint32_t st_half = 0;  // the store half requantises into stage[st_half]
 conv_steps:
   for (uint32_t step = 0; step < g.steps; ++step) {
 #pragma HLS loop_tripcount min = 1 max = 4096 avg = 64
@@ -282,7 +356,13 @@ conv_steps:
     const bool new_input = !(g.input_stationary && next.r0 == cur.r0 && next.c0 == cur.c0);
     TESSERA_COUNT_STEP();
     if (has_next) load_conv_tile(next, d, g, image, weights, new_input, in_buf[in_half ^ 1], w_buf[w_half ^ 1]);
-    if (pending) store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, image, stage);
+    if (to_write) write_conv_tile(written, d, g, stage[st_half ^ 1], image);
+    to_write = pending;
+    if (pending) {
+      store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, stage[st_half]);
+      written = done;
+      st_half ^= 1;
+    }
     compute_conv_tile(cur, d, g, in_buf[in_half], w_buf[w_half], out_buf[acc_half]);
     pending = cur.last_k;
     if (cur.last_k) {
@@ -293,7 +373,12 @@ conv_steps:
     w_half ^= 1;
     cur = next;
   }
-  if (pending) store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, image, stage);  // epilogue
+  // Epilogue: the last writes, the last output tile's store and write.
+  if (to_write) write_conv_tile(written, d, g, stage[st_half ^ 1], image);
+  if (pending) {
+    store_conv_tile(done, d, g, out_buf[acc_half ^ 1], quant, stage[st_half]);
+    write_conv_tile(done, d, g, stage[st_half], image);
+  }
 }
 
 }  // namespace kernel

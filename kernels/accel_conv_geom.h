@@ -28,6 +28,11 @@ struct ConvGeom {
   // sit in distinct banks; 1 otherwise: a pixel's channels sit in distinct banks).
   bool fold;
   uint32_t tap_rows, skew;
+  // Window fold (LayerDesc.fold_rows): the whole kernel window folded into the vector, (channel,
+  // ky, kx) triples, one tap unit; input rows at the padded pitch abi::schedule::input_pitch.
+  // per_channel: vector elements per channel (1, kernel_w or kernel_h x kernel_w).
+  bool fold_rows;
+  uint32_t per_channel;
   // Weight staging passes per lane for a full channel slice and for the last (shorter) one.
   uint32_t passes_full, passes_last;
   // Input stationary (abi::kLoopInputStationary): steps run (r, c, m) and the steps of one
@@ -55,14 +60,16 @@ inline ConvGeom make_conv_geom(const abi::LayerDesc& d) {
   g.k_tiles = ceil_div(g.in_per_group, d.tile_n);
   g.steps = g.m_tiles * g.r_tiles * g.c_tiles * g.k_tiles;
   g.whole_rows = g.c_tiles == 1;
-  g.fold = abi::schedule::folds_kernel_width(d.groups, d.tile_n, d.kernel_w, d.dilation_w);
-  g.tap_rows = g.fold ? d.kernel_h : g.taps;
-  g.skew = g.fold ? d.kernel_w : 1;
+  g.fold_rows = d.fold_rows == 1;
+  g.fold = !g.fold_rows && abi::schedule::folds_kernel_width(d.groups, d.tile_n, d.kernel_w, d.dilation_w);
+  g.per_channel = abi::schedule::vector_per_channel(g.fold_rows, g.fold, d.kernel_h, d.kernel_w);
+  g.tap_rows = g.fold_rows ? 1 : (g.fold ? d.kernel_h : g.taps);
+  g.skew = g.per_channel;
   const uint32_t n_last = g.in_per_group - (g.k_tiles - 1) * d.tile_n;
   // A staging pass reads at most one vector group (kMaxVector channels) of a lane.
-  g.passes_full = abi::schedule::stage_passes(g.fold, min_u32(min_u32(d.tile_n, g.in_per_group), abi::kMaxVector),
-                                              d.kernel_h, d.kernel_w);
-  g.passes_last = abi::schedule::stage_passes(g.fold, min_u32(n_last, abi::kMaxVector), d.kernel_h, d.kernel_w);
+  g.passes_full = abi::schedule::stage_passes(
+      g.per_channel, min_u32(min_u32(d.tile_n, g.in_per_group), abi::kMaxVector), d.kernel_h, d.kernel_w);
+  g.passes_last = abi::schedule::stage_passes(g.per_channel, min_u32(n_last, abi::kMaxVector), d.kernel_h, d.kernel_w);
   g.input_stationary = d.loop_order == abi::kLoopInputStationary;
   g.depthwise = abi::schedule::depthwise_lanes(d.in_c, d.out_c, d.groups, d.dilation_w);
   return g;
@@ -106,8 +113,8 @@ struct ConvStep {
   int32_t in_r0, in_c0;
   uint32_t in_rows, in_cols;
   // Input buffer: pixel (row, col) of the tile window is buffer pixel row * pitch + col - col0
-  // (pitch = in_w and col0 = -in_c0 for whole rows, else in_cols and 0); each channel takes
-  // ch_rows bank rows.
+  // (pitch = in_w and col0 = -in_c0 for whole rows, else in_cols and 0; both padded when the
+  // window is folded); each channel takes ch_rows bank rows.
   uint32_t pitch;
   int32_t col0;
   uint32_t ch_rows;
@@ -115,6 +122,10 @@ struct ConvStep {
   // vgroups groups of at most kMaxVector (the last one vec_last long); staging passes.
   uint32_t vec_len, vgroups, vec_last, passes;
   bool first_k, last_k;
+  // Pixel spreading (abi::schedule::spreads_pixels) and the accumulator tile's pixel stride
+  // (out_buf[p * acc_stride + m]: m_count, or odd when spread).
+  bool spread;
+  uint32_t acc_stride;
 };
 
 inline ConvStep make_conv_step(const abi::LayerDesc& d, const ConvGeom& g, const ConvCursor& cur) {
@@ -140,15 +151,18 @@ inline ConvStep make_conv_step(const abi::LayerDesc& d, const ConvGeom& g, const
   s.in_c0 = s.conv_c0 * static_cast<int32_t>(d.stride_w) - static_cast<int32_t>(d.pad_left);
   s.in_rows = (s.conv_rows - 1) * d.stride_h + (d.kernel_h - 1) * d.dilation_h + 1;
   s.in_cols = (s.conv_cols - 1) * d.stride_w + (d.kernel_w - 1) * d.dilation_w + 1;
-  s.pitch = g.whole_rows ? d.in_w : s.in_cols;
+  s.pitch = abi::schedule::input_pitch(g.whole_rows ? d.in_w : s.in_cols, g.fold_rows, d.kernel_w);
   s.col0 = g.whole_rows ? -s.in_c0 : 0;
   s.ch_rows = ceil_div(s.in_rows * s.pitch, kBanks);
-  s.vec_len = abi::schedule::vector_length(g.fold, g.fold ? s.n_count : s.ch_count, d.kernel_w);
+  s.vec_len = abi::schedule::vector_length(g.per_channel, g.per_channel > 1 ? s.n_count : s.ch_count);
   s.vgroups = ceil_div(s.vec_len, abi::kMaxVector);
   s.vec_last = s.vec_len - (s.vgroups - 1) * abi::kMaxVector;
   s.first_k = cur.kt == 0;
   s.last_k = cur.kt + 1 == g.k_tiles;
   s.passes = s.last_k ? g.passes_last : g.passes_full;
+  s.spread = abi::schedule::spreads_pixels(d.groups, d.kernel_h, d.kernel_w, d.stride_h, d.stride_w, s.m_count, s.pitch,
+                                           s.conv_cols, s.conv_rows * s.conv_cols);
+  s.acc_stride = abi::schedule::accumulator_stride(s.spread, s.m_count);
   return s;
 }
 

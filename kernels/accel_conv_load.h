@@ -4,7 +4,8 @@
 // Both tiles arrive in DDR order and land in kBanks single-byte banks, so a beat's 64 bytes go to
 // 64 distinct banks in one cycle (a rotation by the beat's misalignment):
 //  - input (CHW in DDR): each tile channel is one run (whole rows: the channel's valid rows are
-//    contiguous) or one run per valid row (a column tile); the channel's pixels are stored
+//    contiguous) or one run per valid row (a column tile, or rows at a padded pitch when the
+//    kernel window is folded, LayerDesc.fold_rows); the channel's pixels are stored
 //    channel-major, pixel q of channel ch in bank (q + ch * skew) % kBanks, row ch * ch_rows +
 //    q / kBanks. The skew puts one pixel's channels (or, folded, its (channel, kx) pairs) in
 //    distinct banks for the MAC array's gather. Padding is not stored: compute masks it.
@@ -70,8 +71,10 @@ static void load_input_tile(const ConvStep& s, const abi::LayerDesc& d, const Co
   const InWindow w = input_window(s, d, g);
   if (w.y_hi <= w.y_lo || w.x_hi <= w.x_lo) return;  // the tile lies in the padding
   const uint32_t rows = static_cast<uint32_t>(w.y_hi - w.y_lo);
-  const uint32_t run_rows = g.whole_rows ? 1 : rows;
-  const uint32_t run_len = g.whole_rows ? rows * d.in_w : static_cast<uint32_t>(w.x_hi - w.x_lo);
+  // Whole rows are one run per channel, unless the window fold pads the buffer's row pitch.
+  const bool one_run = g.whole_rows && !g.fold_rows;
+  const uint32_t run_rows = one_run ? 1 : rows;
+  const uint32_t run_len = one_run ? rows * d.in_w : static_cast<uint32_t>(w.x_hi - w.x_lo);
   // Position: tile channel ch (group gl, channel n within it), run r, beat k of the run.
   uint32_t ch = 0, gl = 0, n = 0, r = 0, k = 0, beats = 0;
 in_beats:

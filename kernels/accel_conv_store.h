@@ -2,13 +2,17 @@
 // run concurrently with the MACs of the next tile (the accumulator tile is double-buffered).
 //
 //   q_read     : bias, multiplier and shift of the tile's channels (three runs of 512-bit beats);
-//   st_requant : one (output pixel, pool window position) per cycle: tile_m requantisers turn one
-//                conv pixel's accumulators into int8 (bias + requantize() + clamp), the fused
-//                max-pool keeps the running max (padded positions never win, the max starts at
-//                -128), and at the window's last position the pixel's tile_m results go to the
-//                staging tile: lane m, pixel q in bank (q + m) % kBanks (skewed, so one pixel's
-//                lanes and one lane's consecutive pixels both sit in distinct banks);
-//   st_beats   : each lane's results as 512-bit beats into its channel slice of the output: one
+//   st_requant : one conv pixel per cycle: tile_m requantisers turn its accumulators into int8
+//                (bias + requantize() + clamp); the fused max-pool is separable (row max in a
+//                pool_w shift register, column max over a ring of pool_h line buffers of row
+//                maxima; padded positions enter as -128 and never win), so a pooled tile costs
+//                its conv pixels, not output pixels x window positions; each output pixel's
+//                tile_m results go to the staging tile: lane m, pixel q in bank (q + m) % kBanks
+//                (skewed, so one pixel's lanes and one lane's consecutive pixels both sit in
+//                distinct banks);
+//   st_beats   : (write_conv_tile, the write half, one step later from the other staging tile,
+//                concurrently with the next tile's st_requant) each lane's results as 512-bit
+//                beats into its channel slice of the output: one
 //                run per lane when the tile spans whole output rows (its rows are contiguous in
 //                CHW), else one run per row; all lanes and runs one flattened loop.
 #pragma once
@@ -40,52 +44,69 @@ q_read:
   TESSERA_COUNT_LOOP(kHalfStore, n_beats, 1, abi::schedule::kQuantReadDepth);
 }
 
-// Requantise (and pool) the tile's accumulators into the int8 staging tile.
+// Requantise (and pool) the tile's accumulators into the int8 staging tile, one conv pixel per
+// cycle (row-major), all tile_m lanes. The fused max-pool is separable: each lane shifts its
+// results along the conv row through a pool_w register window and at each window's last column
+// takes the row max, which goes into a line buffer (one line per conv row, pool_h lines in a
+// ring); at a window's last row the column max over the pool_h lines' row maxima is the output
+// pixel, into the staging tile (lane m, pixel q in bank (q + m) % kBanks). Positions outside the
+// conv output enter as -128, so they never win (the max of the valid positions, as before).
 static void requant_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
                          const acc_t out_buf[kOutputBufferElems], const int32_t bias[abi::kMaxTileM],
                          const int32_t mult[abi::kMaxTileM], const int32_t shift[abi::kMaxTileM],
                          act_t stage[kBanks][kStageBankRows]) {
-  const uint32_t pixels = s.r_count * s.c_count, window = g.pool_h * g.pool_w;
+  const uint32_t pixels = s.r_count * s.c_count, conv_pixels = s.conv_rows * s.conv_cols;
   const uint32_t lane_rows = ceil_div(pixels, kBanks);
-  int32_t best[abi::kMaxTileM];
-#pragma HLS array_partition variable = best complete
-  uint32_t q = 0, pr = 0, pc = 0, wy = 0, wx = 0;
+  act_t window[abi::kMaxTileM][abi::kMaxPoolKernel] = {};  // window[m][j]: conv column cc - j of the row
+#pragma HLS array_partition variable = window complete dim = 0
+  act_t lines[abi::kMaxPoolKernel][abi::kMaxTileM][abi::kMaxTileC];  // row maxima, ring of conv rows
+#pragma HLS array_partition variable = lines complete dim = 1
+#pragma HLS array_partition variable = lines complete dim = 2
+  uint32_t cr = 0, cc = 0, line = 0;
 st_requant:
-  for (uint32_t i = 0; i < pixels * window; ++i) {
+  for (uint32_t i = 0; i < conv_pixels; ++i) {
 #pragma HLS pipeline II = 1
-#pragma HLS loop_tripcount min = 1 max = 36864 avg = 1024
-    const uint32_t cr = pr * g.pool_sh + wy, cc = pc * g.pool_sw + wx;
+#pragma HLS loop_tripcount min = 1 max = 65536 avg = 1024
+#pragma HLS dependence variable = lines type = inter dependent = false
     const bool valid = in_range(s.conv_r0 + static_cast<int32_t>(cr), d.conv_h) &&
                        in_range(s.conv_c0 + static_cast<int32_t>(cc), d.conv_w);
-    const bool first = wy == 0 && wx == 0, last = wy + 1 == g.pool_h && wx + 1 == g.pool_w;
+    const bool row_end = cc + 1 >= g.pool_w && (cc + 1 - g.pool_w) % g.pool_sw == 0;
+    const bool col_end = cr + 1 >= g.pool_h && (cr + 1 - g.pool_h) % g.pool_sh == 0;
+    const uint32_t pc = row_end ? (cc + 1 - g.pool_w) / g.pool_sw : 0;
+    const uint32_t q = (col_end ? (cr + 1 - g.pool_h) / g.pool_sh : 0) * s.c_count + pc;
   st_lanes:
     for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
       if (m < s.m_count) {
-        const int32_t v = abi::requantize(wrap_add(out_buf[(cr * s.conv_cols + cc) * s.m_count + m], bias[m]), mult[m],
-                                          shift[m], d.act_lo, d.act_hi);
-        const int32_t prev = first ? kInt8Min : best[m];
-        best[m] = valid ? max_i32(prev, v) : prev;
-        if (last) stage[(q + m) % kBanks][m * lane_rows + q / kBanks] = static_cast<act_t>(best[m]);
-      }
-    }
-    if (++wx == g.pool_w) {
-      wx = 0;
-      if (++wy == g.pool_h) {
-        wy = 0;
-        ++q;
-        if (++pc == s.c_count) {
-          pc = 0;
-          ++pr;
+        const int32_t v = valid ? abi::requantize(wrap_add(out_buf[i * s.acc_stride + m], bias[m]), mult[m], shift[m],
+                                                  d.act_lo, d.act_hi)
+                                : kInt8Min;
+        for (uint32_t j = abi::kMaxPoolKernel - 1; j > 0; --j) window[m][j] = window[m][j - 1];
+        window[m][0] = static_cast<act_t>(v);
+        int32_t row_max = kInt8Min;
+        for (uint32_t j = 0; j < abi::kMaxPoolKernel; ++j)
+          if (j < g.pool_w) row_max = max_i32(row_max, window[m][j]);
+        if (row_end) lines[line][m][pc] = static_cast<act_t>(row_max);
+        if (row_end && col_end) {  // the window's earlier rows are this tile's, at the same pc
+          int32_t best = row_max;
+          for (uint32_t y = 1; y < abi::kMaxPoolKernel; ++y)
+            if (y < g.pool_h) best = max_i32(best, lines[(line + g.pool_h - y) % g.pool_h][m][pc]);
+          stage[(q + m) % kBanks][m * lane_rows + q / kBanks] = static_cast<act_t>(best);
         }
       }
     }
+    if (++cc == s.conv_cols) {
+      cc = 0;
+      ++cr;
+      if (++line == g.pool_h) line = 0;
+    }
   }
-  TESSERA_COUNT_LOOP(kHalfStore, pixels * window, 1, abi::schedule::kRequantDepth);
+  TESSERA_COUNT_LOOP(kHalfStore, conv_pixels, 1, abi::schedule::kRequantDepth);
 }
 
-// The staging tile into the output tensor's channel slice, one beat per cycle.
-static void write_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
-                       const act_t stage[kBanks][kStageBankRows], act_t* image) {
+// The staging tile into the output tensor's channel slice, one beat per cycle. Returns the beats
+// (the caller counts them in its half: a conv's write half, a pool's store half).
+static uint32_t write_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                           const act_t stage[kBanks][kStageBankRows], act_t* image) {
   const uint32_t pixels = s.r_count * s.c_count, lane_rows = ceil_div(pixels, kBanks);
   const uint32_t out_plane = d.out_h * d.out_w;
   const uint32_t runs = g.whole_rows ? 1 : s.r_count, len = g.whole_rows ? pixels : s.c_count;
@@ -119,13 +140,23 @@ st_lanes_out:
       beats += n_beats;
     }
   }
-  TESSERA_COUNT_LOOP(kHalfStore, beats, 1, abi::schedule::kStoreDepth);
+  return beats;
+}
+
+// The write half of a conv: a requantised output tile from its staging tile (the other staging
+// tile receives the next output tile's requantisation meanwhile).
+static void write_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
+                            const act_t stage[kBanks][kStageBankRows], act_t* image) {
+#pragma HLS inline off
+  const uint32_t beats = write_tile(s, d, g, stage, image);
+  TESSERA_COUNT_LOOP(kHalfWrite, beats, 1, abi::schedule::kStoreDepth);
   (void)beats;  // counted only (accel_count.h)
 }
 
-// Epilogue of an output tile: quant parameters, requantise + pool, write.
+// Epilogue of an output tile: quant parameters, requantise + pool into a staging tile (the write
+// half writes it out in the next step, write_conv_tile).
 static void store_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
-                            const acc_t out_buf[kOutputBufferElems], const int32_t* quant, act_t* image,
+                            const acc_t out_buf[kOutputBufferElems], const int32_t* quant,
                             act_t stage[kBanks][kStageBankRows]) {
 #pragma HLS inline off
   int32_t bias[abi::kMaxTileM], mult[abi::kMaxTileM], shift[abi::kMaxTileM];
@@ -138,7 +169,6 @@ static void store_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const Co
   read_quant(quant, q + d.out_c, s.m_count, mult);
   read_quant(quant, q + 2 * d.out_c, s.m_count, shift);
   requant_tile(s, d, g, out_buf, bias, mult, shift, stage);
-  write_tile(s, d, g, stage, image);
 }
 
 }  // namespace kernel

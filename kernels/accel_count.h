@@ -24,7 +24,9 @@ namespace tessera {
 namespace kernel {
 
 enum CountPort : uint32_t { kPortProgram = 0, kPortWeights, kPortQuant, kPortArena, kPortStatus, kPortCount };
-enum CountHalf : uint32_t { kHalfLoad = 0, kHalfCompute, kHalfStore, kHalfOther, kHalfCount };
+// kHalfWrite: a conv's output writes, concurrent with the next tile's requantisation (ping-pong
+// staging tiles); pools and adds count their writes in kHalfStore.
+enum CountHalf : uint32_t { kHalfLoad = 0, kHalfCompute, kHalfStore, kHalfWrite, kHalfOther, kHalfCount };
 
 struct PortCounter {
   uint64_t beats_read = 0, beats_written = 0;
@@ -37,8 +39,8 @@ struct PortCounter {
 
 struct LayerCounter {
   PortCounter ports[kPortCount];
-  uint64_t loop_cycles[kHalfCount] = {0, 0, 0, 0};
-  uint64_t loop_entries[kHalfCount] = {0, 0, 0, 0};
+  uint64_t loop_cycles[kHalfCount] = {};
+  uint64_t loop_entries[kHalfCount] = {};
   uint64_t steps = 0;  // conv steps (output tile x channel slice)
 };
 

@@ -77,7 +77,7 @@ pool_pixels:
         const int32_t prev = first ? (average ? 0 : kInt8Min) : acc[m];
         const int32_t x = valid ? static_cast<int32_t>(in_buf[(p + m) % kBanks][m * s.ch_rows + p / kBanks]) : 0;
         acc[m] = !valid ? prev : (average ? prev + x : max_i32(prev, x));
-        if (last && average) sums[q * s.m_count + m] = acc[m];
+        if (last && average) sums[q * s.acc_stride + m] = acc[m];
         if (last && !average) stage[(q + m) % kBanks][m * lane_rows + q / kBanks] = static_cast<act_t>(acc[m]);
       }
     }
@@ -127,7 +127,9 @@ pool_tiles:
     if (has_next) load_input_tile(next, v, g, image, in_buf[half ^ 1]);
     pool_tile(cur, v, average, in_buf[half], sums, stage);
     if (average) requant_tile(cur, v, g, sums, bias, mult, shift, stage);
-    write_tile(cur, v, g, stage, image);
+    const uint32_t beats = write_tile(cur, v, g, stage, image);
+    TESSERA_COUNT_LOOP(kHalfStore, beats, 1, abi::schedule::kStoreDepth);
+    (void)beats;  // counted only (accel_count.h)
     half ^= 1;
     cur = next;
   }

@@ -22,8 +22,10 @@ namespace abi {
 
 // "TSR1" little-endian; a program with another magic or version is refused by every backend.
 constexpr uint32_t kProgramMagic = 0x31525354u;
-// 2: LayerDesc.loop_order (input-stationary convolutions).
-constexpr uint32_t kAbiVersion = 2;
+// 2: LayerDesc.loop_order (input-stationary convolutions). 3: LayerDesc.fold_rows (the whole
+// kernel window folded into the MAC vector, input rows at a padded pitch) and add chunks of up to
+// 32 KiB (kAddChunkBytes, was 4 KiB).
+constexpr uint32_t kAbiVersion = 3;
 
 // ---- Element types ----------------------------------------------------------------------------
 // Activations and weights are int8, symmetric (zero point 0). Accumulators, biases and
@@ -46,8 +48,9 @@ constexpr uint32_t kMaxStride = 4;
 constexpr uint32_t kMaxDilation = 4;
 constexpr uint32_t kMaxPoolKernel = 3;       // fused max-pool window (2x2 or 3x3)
 constexpr uint32_t kMaxStandalonePool = 16;  // standalone pool window (incl. global pool up to 16x16)
-// Element-wise add (kOpAdd): one chunk of tile_r x tile_c elements of each operand on chip.
-constexpr uint32_t kAddChunkBytes = 4096;
+// Element-wise add (kOpAdd): one chunk of tile_r x tile_c elements of each operand on chip, both
+// operands in one half of the conv engine's input tile pair, the result in a staging tile.
+constexpr uint32_t kAddChunkBytes = 32768;
 
 // One buffer of each double-buffered pair, in bytes. Input tile: T_n x in_rows x in_cols int8;
 // weight tile: T_m x T_n x kh x kw int8; output tile: T_m x conv_rows x conv_cols int32
@@ -56,6 +59,7 @@ constexpr uint32_t kAddChunkBytes = 4096;
 constexpr uint32_t kInputBufferBytes = 64 * 1024;
 constexpr uint32_t kWeightBufferBytes = 64 * 1024;
 constexpr uint32_t kOutputBufferBytes = 256 * 1024;
+static_assert(2 * kAddChunkBytes <= kInputBufferBytes, "an add's two operand chunks share one input tile");
 
 // Input tile rows/cols of the implicit-GEMM window (the static array bounds of the HLS kernel).
 constexpr uint32_t kMaxInputTileRows = 256;
@@ -183,7 +187,12 @@ struct LayerDesc {
   // Tiles (planner's choice): output channels, input channels (per group), output rows, cols.
   uint32_t tile_m, tile_n, tile_r, tile_c;
   uint32_t loop_order;  // LoopOrder
-  uint32_t reserved[3];
+  // 1: the kernel window (kernel_h x kernel_w) folded into the MAC vector, (channel, ky, kx)
+  // triples, one tap unit per step (kOpConv, groups 1, no dilation, tile_n x kernel_h x kernel_w
+  // <= kMaxVector); the input tile's rows sit at a pitch = kernel_w (mod kBanks), so a pixel's
+  // window lies in distinct banks (schedule::input_pitch). 0: channels (or (channel, kx) pairs).
+  uint32_t fold_rows;
+  uint32_t reserved[2];
 };
 
 constexpr uint32_t kHeaderWords = sizeof(ProgramHeader) / 4;
@@ -202,6 +211,16 @@ enum RunStatus : uint32_t {
 constexpr uint32_t kStatusWords = 2;
 constexpr uint32_t kMaxLayers = 1024;
 
+namespace schedule {
+// Pitch of an input tile row in the banked buffer: the row's width (whole tensor rows or the
+// tile's columns), or, with the kernel window folded (LayerDesc.fold_rows), the next width = kernel_w
+// (mod kBanks): then element (ch, ky, kx) of a pixel's vector sits in bank base + ch x kh x kw +
+// ky x kw + kx (channel skew kernel_h x kernel_w), all distinct.
+inline uint32_t input_pitch(uint32_t width, bool fold_rows, uint32_t kernel_w) {
+  return fold_rows ? width + (kernel_w + kBanks - width % kBanks) % kBanks : width;
+}
+}  // namespace schedule
+
 // Checks one descriptor against the synthesised limits (tile sizes, kernel, stride, buffer
 // budgets). The kernel, the emulator and the program compiler all call it: a layer one of them
 // accepts, all accept.
@@ -218,6 +237,10 @@ inline bool layer_fits(const LayerDesc& d) {
   if (d.act_lo < -128 || d.act_hi > 127 || d.act_lo > d.act_hi) return false;
   if (d.loop_order != kLoopOutputStationary &&
       (d.op != kOpConv || d.loop_order != kLoopInputStationary || d.groups != 1 || d.tile_n < d.in_c))
+    return false;
+  if (d.fold_rows > 1 ||
+      (d.fold_rows == 1 && !(d.op == kOpConv && d.groups == 1 && d.kernel_h > 1 && d.dilation_h == 1 &&
+                             d.dilation_w == 1 && d.tile_n * d.kernel_h * d.kernel_w <= kMaxVector)))
     return false;
   if (d.op == kOpAdd) {
     return d.in2_channel_base + d.in_c <= d.in2_channels_total &&
@@ -263,7 +286,7 @@ inline bool layer_fits(const LayerDesc& d) {
   // The banked buffers hold each tile channel (input) and each lane (weights) in whole rows of
   // kBanks bytes: see input_channel_rows() and weight_lane_rows().
   const bool whole_rows = d.tile_c >= d.out_w;
-  const uint64_t in_pitch = whole_rows ? d.in_w : in_cols;
+  const uint64_t in_pitch = schedule::input_pitch(whole_rows ? d.in_w : in_cols, d.fold_rows == 1, d.kernel_w);
   if (static_cast<uint64_t>(groups_in_tile) * d.tile_n * ((in_rows * in_pitch + kBanks - 1) / kBanks) * kBanks >
       kInputBufferBytes)
     return false;
@@ -284,8 +307,9 @@ constexpr uint32_t kWeightStageDepth = 4;  // w_stage: bank read (2) + crossbar 
 // accumulator read-modify-write (2).
 constexpr uint32_t kConvPixelDepth = 15;
 constexpr uint32_t kQuantReadDepth = 12;  // q_read: AXI read latency of the burst head
-// st_requant: accumulator read (2) + 32x32 multiply (6) + round/shift/clamp (4) + max (1) + bank write (1)
-constexpr uint32_t kRequantDepth = 14;
+// st_requant: accumulator read (2) + 32x32 multiply (6) + round/shift/clamp (4) + row max (1) + line
+// buffer read (1) + column max (1) + bank write (1)
+constexpr uint32_t kRequantDepth = 16;
 constexpr uint32_t kStoreDepth = 6;  // st_beats: bank read (2) + crossbar (1) + AXI write issue (3)
 // pool_pixels: bank read (2) + crossbar (1) + max/add (1) + requantise (average: 10) + bank write (1)
 constexpr uint32_t kPoolDepth = 15;
@@ -318,22 +342,52 @@ inline uint32_t depthwise_span(uint32_t conv_cols, uint32_t stride_w, uint32_t k
   return (conv_cols - 1) * stride_w + kernel_w;
 }
 
+// Pixel spreading: a 1x1 stride-1 ungrouped conv whose tile has at most kMaxTileM / 2 output
+// channels and reads its conv pixels in order (buffer pitch = conv columns, so pixel p + 32 sits 32
+// banks past pixel p) computes two conv pixels per iteration: in each block of kBanks pixels, p and
+// p + kBanks / 2, lanes m and m + kMaxTileM / 2 computing output channel m of either, on chunks of
+// spread_channels() elements (the two pixels' chunks sit in 64 distinct banks). The kernel chooses
+// it per step from the descriptor (no ABI field).
+// A spread step keeps pixel p's accumulators at p x accumulator_stride() + m with an odd stride, so
+// the two pixels of a pair (32 x stride apart) land in different banks of the accumulator tile
+// (cyclic by lanes); it spreads only where that fits the tile (pixels = the step's conv pixels).
+inline uint32_t accumulator_stride(bool spread, uint32_t m_count) { return spread ? m_count | 1 : m_count; }
+inline bool spreads_pixels(uint32_t groups, uint32_t kernel_h, uint32_t kernel_w, uint32_t stride_h, uint32_t stride_w,
+                           uint32_t m_count, uint32_t pitch, uint32_t conv_cols, uint32_t pixels) {
+  return groups == 1 && kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && m_count <= kMaxTileM / 2 &&
+         pitch == conv_cols &&
+         static_cast<uint64_t>(accumulator_stride(true, m_count)) * pixels * 4 <= kOutputBufferBytes;
+}
+// Elements of a chunk in spread mode: two pixels' chunks share the kBanks banks.
+constexpr uint32_t spread_channels(uint32_t mac_channels) {
+  return mac_channels < kBanks / 2 ? mac_channels : kBanks / 2;
+}
+// Iterations of the pixel pairs of `pixels` conv pixels (blocks of kBanks, the last one partial).
+inline uint32_t spread_pairs(uint32_t pixels) {
+  const uint32_t rest = pixels % kBanks;
+  return pixels / kBanks * (kBanks / 2) + (rest < kBanks / 2 ? rest : kBanks / 2);
+}
+
 // Vector groups of a tap: a tile's channels beyond kMaxVector take further passes of the pixel
 // loop, kMaxVector channels each (the last one shorter). Elements of the MAC vector of a tap (or
 // of its group) and the chunks the array folds it into.
-inline uint32_t vector_length(bool fold, uint32_t tile_channels, uint32_t kernel_w) {
-  return fold ? tile_channels * kernel_w : tile_channels;
+// `per_channel`: elements per channel, 1 (channels), kernel_w (folds_kernel_width) or kernel_h x
+// kernel_w (LayerDesc.fold_rows).
+inline uint32_t vector_length(uint32_t per_channel, uint32_t tile_channels) { return tile_channels * per_channel; }
+inline uint32_t vector_per_channel(bool fold_rows, bool fold, uint32_t kernel_h, uint32_t kernel_w) {
+  return fold_rows ? kernel_h * kernel_w : (fold ? kernel_w : 1);
 }
 inline uint32_t vector_chunks(uint32_t length, uint32_t channels) { return (length + channels - 1) / channels; }
 
 // Passes of the weight staging per lane: a lane's weights sit in the weight buffer in DDR order
 // (n x kh x kw) over kBanks banks, and one staging read takes at most one element per bank. A
 // tap's vector reads elements n * taps + t (stride taps); a folded kernel row reads
-// n * taps + ky * kw + kx. Passes = the largest number of elements in one bank (1 for odd taps).
-inline uint32_t stage_passes(bool fold, uint32_t n, uint32_t kernel_h, uint32_t kernel_w) {
+// n * taps + ky * kw + kx; a folded window (per_channel = taps) reads them all, consecutively.
+// Passes = the largest number of elements in one bank (1 for odd taps).
+inline uint32_t stage_passes(uint32_t per_channel, uint32_t n, uint32_t kernel_h, uint32_t kernel_w) {
   uint32_t hits[kBanks] = {};
   uint32_t most = 0;
-  const uint32_t taps = kernel_h * kernel_w, width = fold ? kernel_w : 1;
+  const uint32_t taps = kernel_h * kernel_w, width = per_channel;
   for (uint32_t c = 0; c < n; ++c) {
     for (uint32_t x = 0; x < width; ++x) {
       const uint32_t bank = (c * taps + x) % kBanks;

@@ -47,12 +47,12 @@ static void write_status(uint32_t* status, uint32_t code, uint32_t layer) {
 
 // The on-chip buffers every layer engine shares (accel_conv.h, accel_pool.h): ping-pong input
 // and weight tiles in abi::kBanks single-byte banks, ping-pong int32 accumulator tiles, and the
-// int8 staging tile of the store half.
+// ping-pong int8 staging tiles of the store half (one requantised into, one written out).
 struct Buffers {
   act_t in_buf[2][kBanks][kInBankRows];
   weight_t w_buf[2][kBanks][kWBankRows];
   acc_t out_buf[2][kOutputBufferElems];
-  act_t stage[kBanks][kStageBankRows];
+  act_t stage[2][kBanks][kStageBankRows];
 };
 
 // Runs one validated layer on one image (image = that image's arena base).
@@ -60,8 +60,8 @@ static void run_layer(const abi::LayerDesc& d, const weight_t* weights, const in
                       Buffers& b) {
   switch (d.op) {
     case abi::kOpConv: conv_layer(d, weights, quant, image, b.in_buf, b.w_buf, b.out_buf, b.stage); break;
-    case abi::kOpPool: pool_layer(d, quant, image, b.in_buf, b.out_buf[0], b.stage); break;
-    case abi::kOpAdd: add_layer(d, quant, image); break;
+    case abi::kOpPool: pool_layer(d, quant, image, b.in_buf, b.out_buf[0], b.stage[0]); break;
+    case abi::kOpAdd: add_layer(d, quant, image, b.in_buf, b.stage); break;
     default: break;  // unreachable: layer_fits() rejects every other op
   }
 }
@@ -98,6 +98,7 @@ extern "C" void tessera_accel(const uint32_t* program, const int8_t* weights, co
 #pragma HLS array_partition variable = buffers.out_buf complete dim = 1
 #pragma HLS array_partition variable = buffers.out_buf cyclic factor = kernel::kMacLanes dim = 2
 #pragma HLS array_partition variable = buffers.stage complete dim = 1
+#pragma HLS array_partition variable = buffers.stage complete dim = 2
 #pragma HLS bind_storage variable = buffers.in_buf type = ram_2p impl = bram
 #pragma HLS bind_storage variable = buffers.w_buf type = ram_2p impl = bram
 #pragma HLS bind_storage variable = buffers.stage type = ram_2p impl = bram

@@ -323,10 +323,13 @@ Status choose_tiles(abi::LayerDesc& d) {
   d.tile_r = std::min<uint32_t>(d.out_h, abi::kMaxTileR);
   d.tile_c = std::min<uint32_t>(d.out_w, abi::kMaxTileC);
   if (d.op == abi::kOpAdd) {
-    // kernels/accel_add.h streams the channel slice flat in chunks of tile_r x tile_c bytes, so
-    // the largest chunk the on-chip buffers hold (abi::kAddChunkBytes), whatever the plane.
-    d.tile_r = 64;
-    d.tile_c = abi::kAddChunkBytes / 64;
+    // kernels/accel_add.h streams the channel slice flat in chunks of tile_r x tile_c bytes,
+    // ping-ponged: chunks of an eighth of the block (so reads, lanes and writes overlap), in
+    // multiples of 256 bytes between 4 KiB and abi::kAddChunkBytes, whatever the plane.
+    const uint64_t block = static_cast<uint64_t>(d.out_c) * d.out_h * d.out_w;
+    const uint64_t chunk = std::clamp<uint64_t>((block / 8 + 255) / 256 * 256, 4096, abi::kAddChunkBytes);
+    d.tile_c = 256;
+    d.tile_r = static_cast<uint32_t>(chunk / 256);
   }
   // Shrink rows, then columns, then input channels, then output channels until it fits. A pool
   // keeps whole output rows as long as one row fits (kernels/accel_pool.h reads whole input rows

@@ -179,7 +179,8 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
         b.static_watts * secs * 1e6;
     return;
   }
-  const double compute = cb.serial_store ? cb.mac_cycles + cb.store_cycles : std::max(cb.mac_cycles, cb.store_cycles);
+  const double compute =
+      cb.serial_store ? cb.mac_cycles + cb.store_cycles : std::max({cb.mac_cycles, cb.store_cycles, cb.write_cycles});
   cb.total_cycles =
       std::max(compute, load) + load / static_cast<double>(std::max<uint64_t>(1, cb.steps)) + cb.fill_cycles;
   cb.memory_bound = load > compute;
@@ -252,7 +253,7 @@ PassTraffic input_pass(const TiledLayer& layer) {
   // A tile of whole channel planes (all rows and columns): in CHW the planes of consecutive
   // channels follow each other, so a step's channels are one run (and with t.n >= N, so are all
   // of a pass's).
-  const bool whole_planes = in_full_width && layer.TR == layer.n_rslices && g.in_rows(t.r) == g.in_h;
+  const bool whole_planes = in_full_width && !t.fold_rows && layer.TR == layer.n_rslices && g.in_rows(t.r) == g.in_h;
   const uint64_t plane = static_cast<uint64_t>(g.in_h) * g.in_w;
   if (whole_planes && t.n >= N) {
     in.runs = 1;
@@ -260,6 +261,10 @@ PassTraffic input_pass(const TiledLayer& layer) {
   } else if (whole_planes) {
     in.runs = pass_ch / N * layer.nn;
     in.bursts = pass_ch / N * sum_tiles(N, N, t.n, [&](uint32_t e) -> uint64_t { return ceil_div(e * plane, B); });
+  } else if (in_full_width && t.fold_rows) {
+    // Whole rows at the window fold's padded pitch: one run per row.
+    in.runs = pass_ch * rows_sum;
+    in.bursts = pass_ch * rows_sum * ceil_div(g.in_w, B);
   } else if (in_full_width) {
     // Whole rows: one run per channel per row tile.
     in.runs = pass_ch * layer.TR;
@@ -400,6 +405,7 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& b, const Candi
   cb.mac_cycles = kc.compute;
   cb.load_cycles = kc.load;
   cb.store_cycles = kc.store;
+  cb.write_cycles = kc.write;
   cb.fill_cycles = kc.fill;  // the last output tile's store
   cb.macs = static_cast<uint64_t>(layer.M) * layer.N * layer.kk * g.conv_rows(layer.R) * g.conv_cols(layer.C);
   finish_cost(cb, b, model);

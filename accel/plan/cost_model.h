@@ -44,9 +44,11 @@ const char* schedule_name(Schedule s);
 const char* partition_name(PartitionKind p);
 
 // Tile sizes as in abi::LayerDesc: output channels, input channels per group, rows and columns of
-// the final output.
+// the final output; fold_rows: LayerDesc.fold_rows (the kernel window folded into the MAC vector,
+// input rows at a padded pitch), which changes the tile's input buffer and its loops.
 struct TileShape {
   uint32_t m = 1, n = 1, r = 1, c = 1;
+  bool fold_rows = false;
 };
 
 struct Candidate {
@@ -76,6 +78,7 @@ struct CostBreakdown {
   // longest, or DRAM, bounds the layer.
   double load_cycles = 0;
   double store_cycles = 0;
+  double write_cycles = 0;    // conv: the output writes, a fourth half beside the store half
   bool serial_store = false;  // the store follows the compute in one half (pools), not beside it
   bool serial_all = false;    // load, compute and store one after the other (adds)
   double fill_cycles = 0;     // exposed pipeline fill besides the first load: the last store

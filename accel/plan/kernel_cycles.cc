@@ -61,6 +61,7 @@ struct KernelTiling {
   TileShape t;
   bool fold, whole_rows;
   uint32_t taps, tap_rows;
+  uint32_t per_channel = 1;  // vector elements per channel: 1, kernel_w (fold) or taps (t.fold_rows)
   std::vector<Extent> ms, ns, rs, cs;
   // Input stationary (abi::kLoopInputStationary): each spatial tile's input loaded once, not per m-tile.
   bool input_once = false;
@@ -76,16 +77,17 @@ uint32_t tile_channels(const KernelTiling& k, uint32_t m, uint32_t n) {
 // Compute half of one step (accel_conv.h compute_conv_tile): staging of the first unit, then per
 // unit (tap row x vector group of at most kMaxVector elements, the last group shorter) the pixel
 // loop beside the next unit's staging.
-double step_compute(const KernelTiling& k, uint32_t m, uint32_t n, uint64_t pixels) {
-  const uint32_t vec = sch::vector_length(k.fold, k.fold ? n : tile_channels(k, m, n), k.g.kernel_w);
+double step_compute(const KernelTiling& k, uint32_t m, uint32_t n, uint64_t pixels, bool spread) {
+  const uint32_t vec = sch::vector_length(k.per_channel, k.per_channel > 1 ? n : tile_channels(k, m, n));
+  const uint32_t channels = spread ? sch::spread_channels(k.b.mac_channels) : k.b.mac_channels;
+  const double iterations = spread ? sch::spread_pairs(static_cast<uint32_t>(pixels)) : static_cast<double>(pixels);
   const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
   const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
   const double stage = static_cast<double>(abi::kMaxTileM) *
-                           sch::stage_passes(k.fold, std::min(n, abi::kMaxVector), k.g.kernel_h, k.g.kernel_w) +
+                           sch::stage_passes(k.per_channel, std::min(n, abi::kMaxVector), k.g.kernel_h, k.g.kernel_w) +
                        sch::kWeightStageDepth;
   const auto mac = [&](uint32_t len) {
-    return static_cast<double>(pixels) * sch::vector_chunks(len, k.b.mac_channels) * sch::conv_pixel_ii(k.b.mac_lanes) +
-           sch::kConvPixelDepth;
+    return iterations * sch::vector_chunks(len, channels) * sch::conv_pixel_ii(k.b.mac_lanes) + sch::kConvPixelDepth;
   };
   const double units = static_cast<double>(k.tap_rows) * groups;
   const double last_units = k.tap_rows - 1;  // last-group units before the final one
@@ -104,6 +106,15 @@ double step_compute_dw(const KernelTiling& k, uint32_t conv_rows, uint32_t conv_
   return stage + (k.g.kernel_h - 1) * std::max(mac, stage) + mac;
 }
 
+// Whether the kernel spreads pixels over idle lanes in a step of m filters and `cols` conv
+// columns (abi::schedule::spreads_pixels: for a 1x1 stride-1 conv the buffer pitch is the tile's
+// conv columns unless whole input rows are wider).
+bool spreads(const KernelTiling& k, uint32_t m, uint32_t rows, uint32_t cols) {
+  const ConvGeometry& g = k.g;
+  const uint32_t pitch = k.whole_rows ? g.in_w : cols;
+  return sch::spreads_pixels(g.groups, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, m, pitch, cols, rows * cols);
+}
+
 double compute_half(const KernelTiling& k) {
   const ConvGeometry& g = k.g;
   double total = 0;
@@ -113,7 +124,8 @@ double compute_half(const KernelTiling& k) {
         for (const Extent& c : k.cs) {
           const uint32_t rows = g.conv_rows(r.size), cols = g.conv_cols(c.size);
           const double step = k.depthwise ? step_compute_dw(k, rows, cols)
-                                          : step_compute(k, m.size, n.size, static_cast<uint64_t>(rows) * cols);
+                                          : step_compute(k, m.size, n.size, static_cast<uint64_t>(rows) * cols,
+                                                         spreads(k, m.size, rows, cols));
           total += static_cast<double>(m.count * n.count * r.count * c.count) * step;
         }
   return total;
@@ -136,7 +148,10 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
   }
   const uint64_t plane = static_cast<uint64_t>(g.in_h) * g.in_w;
   double whole_beats = 0;
-  if (k.whole_rows) {
+  if (k.whole_rows && k.t.fold_rows) {  // rows at a padded pitch: one run per row
+    const uint64_t a = align_of({plane, g.in_w});
+    whole_beats = rows_sum * beats(g.in_w, a);
+  } else if (k.whole_rows) {
     const uint64_t a = align_of({plane, g.in_w});
     for (uint32_t r0 = 0; r0 < slice_r; r0 += t.r) {
       const uint32_t v = valid_inputs(r0, std::min(t.r, slice_r - r0), g.pool_stride_h, g.pool_pad_top, g.pool_h,
@@ -173,25 +188,29 @@ double load_half(const KernelTiling& k, uint32_t slice_r, bool with_weights = tr
   return input + weights;
 }
 
-// Store half (accel_conv_store.h), per output tile: three quant runs, one (pixel, window position)
-// per cycle, the lanes' write runs in one loop.
-double store_half(const KernelTiling& k) {
+// Store half (accel_conv_store.h), per output tile: three quant runs, one conv pixel per cycle
+// (the fused pool is separable); write half (write_conv_tile): the lanes' write runs in one loop.
+struct StoreWrite {
+  double store = 0, write = 0;
+};
+
+StoreWrite store_half(const KernelTiling& k) {
   const ConvGeometry& g = k.g;
-  const double window = g.pooled ? static_cast<double>(g.pool_h) * g.pool_w : 1;
   const uint64_t q_align = align_of({4ull * k.t.m, 4ull * g.out_c});
   const uint64_t out_plane = static_cast<uint64_t>(g.out_h) * g.out_w;
-  double total = 0;
+  StoreWrite total;
   for (const Extent& m : k.ms)
     for (const Extent& r : k.rs)
       for (const Extent& c : k.cs) {
-        const double pixels = static_cast<double>(r.size) * c.size;
         const double quant = 3 * (beats(4.0 * m.size, q_align) + sch::kQuantReadDepth);
-        const double requant = pixels * window + sch::kRequantDepth;
+        const double requant =
+            static_cast<double>(g.conv_rows(r.size)) * g.conv_cols(c.size) + sch::kRequantDepth;  // separable pool
         const double out = k.whole_rows ? beats(static_cast<double>(r.size) * g.out_w,
                                                 align_of({out_plane, static_cast<uint64_t>(k.t.r) * g.out_w}))
                                         : r.size * beats(c.size, align_of({out_plane, g.out_w, k.t.c}));
-        const double write = m.size * out + sch::kStoreDepth;
-        total += static_cast<double>(m.count * r.count * c.count) * (quant + requant + write);
+        const double tiles = static_cast<double>(m.count * r.count * c.count);
+        total.store += tiles * (quant + requant);
+        total.write += tiles * (m.size * out + sch::kStoreDepth);
       }
   return total;
 }
@@ -240,10 +259,11 @@ void pool_traffic(const KernelTiling& k, uint64_t burst, CostBreakdown& cb) {
 
 KernelTiling make_tiling(const ConvGeometry& g, const BoardProfile& b, const TileShape& t, uint32_t slice_m,
                          uint32_t slice_r) {
-  KernelTiling k{g, b, t, false, false, g.kernel_h * g.kernel_w, 0, {}, {}, {}, {}};
-  k.fold = sch::folds_kernel_width(g.groups, t.n, g.kernel_w, g.dilation_w);
+  KernelTiling k{g, b, t, false, false, g.kernel_h * g.kernel_w, 0, 1, {}, {}, {}, {}};
+  k.fold = !t.fold_rows && sch::folds_kernel_width(g.groups, t.n, g.kernel_w, g.dilation_w);
   k.whole_rows = t.c >= g.out_w;
-  k.tap_rows = k.fold ? g.kernel_h : k.taps;
+  k.per_channel = sch::vector_per_channel(t.fold_rows, k.fold, g.kernel_h, g.kernel_w);
+  k.tap_rows = t.fold_rows ? 1 : (k.fold ? g.kernel_h : k.taps);
   k.ms = extents(slice_m, t.m);
   k.ns = extents(g.in_per_group(), t.n);
   k.rs = extents(slice_r, t.r);
@@ -257,7 +277,8 @@ KernelTiling make_tiling(const ConvGeometry& g, const BoardProfile& b, const Til
 uint64_t input_buffer_bytes(const ConvGeometry& g, const TileShape& t) {
   const uint64_t rows = static_cast<uint64_t>(g.conv_rows(t.r) - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
   const uint64_t cols = static_cast<uint64_t>(g.conv_cols(t.c) - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1;
-  const uint64_t pitch = t.c >= g.out_w ? g.in_w : cols;
+  const uint64_t pitch =
+      sch::input_pitch(t.c >= g.out_w ? g.in_w : static_cast<uint32_t>(cols), t.fold_rows, g.kernel_w);
   return static_cast<uint64_t>(g.tile_in_channels(t.m, t.n)) * ceil_div(rows * pitch, abi::kBanks) * abi::kBanks;
 }
 
@@ -273,10 +294,12 @@ KernelCycles kernel_cycles(const ConvGeometry& g, const BoardProfile& b, const T
   KernelCycles c;
   c.compute = compute_half(k);
   c.load = load_half(k, slice_r);
-  c.store = store_half(k);
+  const StoreWrite sw = store_half(k);
+  c.store = sw.store;
+  c.write = sw.write;
   const double out_tiles =
       static_cast<double>(ceil_div(slice_m, t.m) * ceil_div(slice_r, t.r) * ceil_div(g.out_w, t.c));
-  c.fill = c.store / out_tiles;
+  c.fill = (c.store + c.write) / out_tiles;
   return c;
 }
 
@@ -293,12 +316,19 @@ double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const Tile
   double per_pixel = 0;  // chunk-cycles per conv pixel and tap row, summed over m-tiles and k-tiles
   for (const Extent& m : k.ms)
     for (const Extent& n : k.ns) {
-      const uint32_t vec = sch::vector_length(k.fold, k.fold ? n.size : tile_channels(k, m.size, n.size), g.kernel_w);
+      const uint32_t vec =
+          sch::vector_length(k.per_channel, k.per_channel > 1 ? n.size : tile_channels(k, m.size, n.size));
       const uint32_t groups = static_cast<uint32_t>(ceil_div(vec, abi::kMaxVector));
       const uint32_t last = vec - (groups - 1) * abi::kMaxVector;
-      per_pixel +=
-          static_cast<double>(m.count * n.count) * ((groups - 1) * sch::vector_chunks(abi::kMaxVector, b.mac_channels) +
-                                                    sch::vector_chunks(last, b.mac_channels));
+      double chunks =
+          (groups - 1) * sch::vector_chunks(abi::kMaxVector, b.mac_channels) + sch::vector_chunks(last, b.mac_channels);
+      if (sch::spreads_pixels(g.groups, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, m.size, 1, 1, 1)) {
+        // Spread steps: at least half the pixels' iterations, in chunks of spread_channels.
+        const uint32_t sc = sch::spread_channels(b.mac_channels);
+        chunks = std::min(
+            chunks, ((groups - 1) * sch::vector_chunks(abi::kMaxVector, sc) + sch::vector_chunks(last, sc)) / 2.0);
+      }
+      per_pixel += static_cast<double>(m.count * n.count) * chunks;
     }
   double rows = 0, cols = 0;
   for (const Extent& r : k.rs) rows += static_cast<double>(r.count) * g.conv_rows(r.size);
@@ -361,9 +391,13 @@ void kernel_add_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdo
   cb.load_cycles = runs(d.in_channel_base) + runs(d.in2_channel_base) + 2.0 * chunks * sch::kLoadDepth;
   cb.mac_cycles = static_cast<double>((chunks - 1) * ceil_div(chunk, sch::kAddLanes) + ceil_div(last, sch::kAddLanes)) +
                   static_cast<double>(chunks) * sch::kAddDepth;
-  cb.store_cycles = runs(d.out_channel_base) + static_cast<double>(chunks) * sch::kStoreDepth +
-                    (beats(12, align_of({4ull * d.quant_offset})) + sch::kQuantReadDepth);
-  cb.serial_all = true;
+  const double quant = beats(12, align_of({4ull * d.quant_offset})) + sch::kQuantReadDepth;
+  cb.store_cycles = runs(d.out_channel_base) + static_cast<double>(chunks) * sch::kStoreDepth + quant;
+  // Chunks ping-pong (reads of c + 1 || lanes of c || writes of c - 1): the first chunk's reads
+  // (finish_cost: load / steps), the quant read before the loop and the last chunk's lanes and
+  // writes are exposed.
+  cb.fill_cycles = quant + static_cast<double>(ceil_div(last, sch::kAddLanes)) + sch::kAddDepth +
+                   beats(static_cast<double>(last), align(d.out_channel_base)) + sch::kStoreDepth;
   // Traffic: per chunk one read run per input and one write run, plus the {M_a, M_b, S} read.
   for (uint64_t n : {chunks - 1, uint64_t{1}}) {
     const uint64_t bytes = n == 1 ? last : chunk;

@@ -15,8 +15,9 @@ namespace tessera::plan {
 struct KernelCycles {
   double compute = 0;  // MAC pixel loops with the weight staging beside them
   double load = 0;     // input and weight tiles, 512-bit beats
-  double store = 0;    // quant reads, requantise + pool, 512-bit writes
-  double fill = 0;     // the exposed last store (one output tile's share of the store half)
+  double store = 0;    // quant reads, requantise + pool into a staging tile
+  double write = 0;    // 512-bit writes of the staging tiles (the write half, beside the store half)
+  double fill = 0;     // the exposed last store and write (one output tile's share of both halves)
 };
 
 // Bytes the kernel's banked buffers take for one set of tiles: each input tile channel and each
@@ -39,7 +40,8 @@ double kernel_mac_floor(const ConvGeometry& g, const BoardProfile& b, const Tile
 void kernel_pool_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdown& cb);
 
 // An element-wise add (kernels/accel_add.h): per chunk two read runs, the add lanes and one write
-// run, one after the other (serial_all), plus the {M_a, M_b, S} read.
+// run, the chunks ping-ponged (reads, lanes and writes of three chunks at once), plus the
+// {M_a, M_b, S} read.
 void kernel_add_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdown& cb);
 
 }  // namespace tessera::plan

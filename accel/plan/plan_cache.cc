@@ -52,7 +52,8 @@ nlohmann::json to_json(const std::vector<Candidate>& choices) {
   for (const Candidate& c : choices) {
     layers.push_back({{"tile", {c.tile.m, c.tile.n, c.tile.r, c.tile.c}},
                       {"schedule", static_cast<int>(c.schedule)},
-                      {"partition", static_cast<int>(c.partition)}});
+                      {"partition", static_cast<int>(c.partition)},
+                      {"fold_rows", c.tile.fold_rows}});
   }
   return layers;
 }
@@ -64,7 +65,8 @@ std::optional<std::vector<Candidate>> from_json(const nlohmann::json& layers) {
     const auto& t = l.at("tile");
     if (!t.is_array() || t.size() != 4) return std::nullopt;
     Candidate c;
-    c.tile = {t[0].get<uint32_t>(), t[1].get<uint32_t>(), t[2].get<uint32_t>(), t[3].get<uint32_t>()};
+    c.tile = {t[0].get<uint32_t>(), t[1].get<uint32_t>(), t[2].get<uint32_t>(), t[3].get<uint32_t>(),
+              l.value("fold_rows", false)};
     const int s = l.at("schedule").get<int>(), p = l.at("partition").get<int>();
     if (s < 0 || s > 2 || p < 0 || p > 2) return std::nullopt;
     c.schedule = static_cast<Schedule>(s);

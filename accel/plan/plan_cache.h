@@ -19,7 +19,7 @@
 namespace tessera::plan {
 
 // Bumped whenever the search or the cost model changes what it picks.
-inline constexpr uint32_t kPlannerVersion = 9;
+inline constexpr uint32_t kPlannerVersion = 10;
 
 // Hash of everything a plan depends on.
 uint64_t plan_key(std::span<const abi::LayerDesc> layers, const BoardProfile& board, const PlanOptions& options);

@@ -20,8 +20,10 @@ constexpr double kDspPerRequantiser = 4;
 // The add's kAddLanes requantize_add units (accel_add.h), two int8 x int32 products each, 2 DSP48
 // per product; the average pool uses the conv store half's requantisers (one shared instance).
 constexpr double kDspOther = abi::schedule::kAddLanes * 2 * 2;
-// ~2 BRAM36 of burst FIFOs per m_axi port (5). Pools use the conv engine's buffers; the add's two
-// 4 KiB chunk buffers in 64 banks of 64 bytes are LUTRAM.
+// ~2 BRAM36 of burst FIFOs per m_axi port (5). Pools and adds use the conv engine's buffers (an
+// add's operand chunks in an input tile, its result in a staging tile); the store half's pool
+// line buffers (kMaxPoolKernel lines x 64 lanes x kMaxTileC int8, 192 arrays of 256 bytes: ~6 K
+// LUTs) are LUTRAM.
 constexpr double kBramOther = 2 * 5;
 
 // BRAM36 blocks of an int8 buffer of `bytes` cyclically partitioned into `banks`.
@@ -57,8 +59,10 @@ ResourceEstimate estimate_resources(const BoardProfile& b) {
   } else {
     e.bram_output = cus * 2 * b.mac_lanes * std::ceil(bank_words / kBram18Words) / 2;
   }
+  // Two staging tiles: the store half requantises into one while the write half drains the other.
   e.bram_stage =
-      cus * bram36_bytes(static_cast<double>(abi::kOutputBufferBytes) / 4 + abi::kMaxTileM * abi::kBanks, abi::kBanks);
+      cus * 2 *
+      bram36_bytes(static_cast<double>(abi::kOutputBufferBytes) / 4 + abi::kMaxTileM * abi::kBanks, abi::kBanks);
   e.bram_other = cus * kBramOther;
   const double keep = 1 - b.shell_share;
   e.dsp_avail = b.part_dsp * keep;

@@ -39,6 +39,7 @@ bool better(const Scored& a, const Scored& b, Objective o) {
   if (x.n != y.n) return x.n > y.n;
   if (x.r != y.r) return x.r > y.r;
   if (x.c != y.c) return x.c > y.c;
+  if (x.fold_rows != y.fold_rows) return x.fold_rows;
   if (a.cand.schedule != b.cand.schedule) return a.cand.schedule < b.cand.schedule;
   return a.cand.partition < b.cand.partition;
 }
@@ -147,16 +148,18 @@ Result<TilePlan> run_search(const abi::LayerDesc& d, const BoardProfile& b, cons
     auto work_m = [&](uint32_t m, Local& l) {
       for (uint32_t n : s.ns)
         for (uint32_t r : s.rs)
-          for (uint32_t c : s.cs) {
-            const TileShape t{m, n, r, c};
-            if (!tile_allowed(d, s.g, b, t, opts.abi_limits)) continue;
-            if (!brute && l.best.valid &&
-                lower_bound(s.g, b, t, opts.objective) > primary(l.best.cost, opts.objective)) {
-              ++l.pruned;
-              continue;
+          for (uint32_t c : s.cs)
+            for (bool fold_rows : {false, true}) {
+              const TileShape t{m, n, r, c, fold_rows};
+              if (fold_rows && !kernel_folds_rows(s.g, t)) continue;
+              if (!tile_allowed(d, s.g, b, t, opts.abi_limits)) continue;
+              if (!brute && l.best.valid &&
+                  lower_bound(s.g, b, t, opts.objective) > primary(l.best.cost, opts.objective)) {
+                ++l.pruned;
+                continue;
+              }
+              try_tile(s.g, b, t, parts, opts, l.best, l.evaluated);
             }
-            try_tile(s.g, b, t, parts, opts, l.best, l.evaluated);
-          }
     };
     std::vector<Local> locals;
     if (brute) {
@@ -211,14 +214,21 @@ bool kernel_runs(const ConvGeometry& g, const TileShape& t, Schedule s) {
   return s == Schedule::kInputStationary && g.groups == 1 && t.n >= g.in_per_group();
 }
 
+bool kernel_folds_rows(const ConvGeometry& g, const TileShape& t) {
+  return g.groups == 1 && g.kernel_h > 1 && g.dilation_h == 1 && g.dilation_w == 1 &&
+         t.n * g.kernel_h * g.kernel_w <= abi::kMaxVector;
+}
+
 bool tile_allowed(const abi::LayerDesc& d, const ConvGeometry& g, const BoardProfile& board, const TileShape& t,
                   bool abi_limits) {
+  if (t.fold_rows && !kernel_folds_rows(g, t)) return false;
   if (abi_limits) {
     abi::LayerDesc x = d;
     x.tile_m = t.m;
     x.tile_n = t.n;
     x.tile_r = t.r;
     x.tile_c = t.c;
+    x.fold_rows = t.fold_rows ? 1 : 0;
     x.loop_order = abi::kLoopOutputStationary;  // the tile's fit; kernel_runs() checks the order
     if (!abi::layer_fits(x)) return false;
   } else {
@@ -249,6 +259,7 @@ void apply_candidate(abi::LayerDesc& d, const Candidate& c) {
   const bool stationary_input =
       c.schedule == Schedule::kInputStationary && kernel_runs(conv_geometry(d), c.tile, Schedule::kInputStationary);
   d.loop_order = stationary_input ? abi::kLoopInputStationary : abi::kLoopOutputStationary;
+  d.fold_rows = c.tile.fold_rows ? 1 : 0;
 }
 
 }  // namespace tessera::plan

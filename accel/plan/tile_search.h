@@ -58,6 +58,11 @@ std::vector<uint32_t> tile_values(uint32_t extent, uint32_t cap);
 // stationary always, input stationary for ungrouped convs whose tile holds every input channel.
 bool kernel_runs(const ConvGeometry& g, const TileShape& t, Schedule s);
 
+// Whether the HLS kernel can fold the tile's whole kernel window into the MAC vector
+// (abi::LayerDesc.fold_rows: ungrouped, undilated, tile_n x kernel_h x kernel_w <= kMaxVector,
+// kernel_h > 1). The explore space tries it too, so it contains the kernel space.
+bool kernel_folds_rows(const ConvGeometry& g, const TileShape& t);
+
 // Whether a tile is allowed: abi::layer_fits (if opts.abi_limits) and the board's budget.
 bool tile_allowed(const abi::LayerDesc& d, const ConvGeometry& g, const BoardProfile& board, const TileShape& t,
                   bool abi_limits);

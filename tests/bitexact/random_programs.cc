@@ -174,7 +174,8 @@ class ProgramBuilder {
     set_input(d, a);
     d.in2_offset = b.offset, d.in2_channel_base = b.base, d.in2_channels_total = b.total;
     d.out_c = a.c, d.out_h = a.h, d.out_w = a.w;
-    d.tile_m = rng_.urange(1, 64), d.tile_n = 1, d.tile_r = rng_.urange(1, 64), d.tile_c = rng_.urange(1, 64);
+    // Chunks of tile_r x tile_c bytes, up to abi::kAddChunkBytes (128 x 256).
+    d.tile_m = rng_.urange(1, 64), d.tile_n = 1, d.tile_r = rng_.urange(1, 128), d.tile_c = rng_.urange(1, 256);
     random_activation(rng_, d);
     const Slice o = out ? *out : tensor(a.c, a.h, a.w);
     set_output(d, o);
@@ -231,6 +232,13 @@ class ProgramBuilder {
       const uint32_t shrink = attempt / 25;
       d.tile_r = std::max(1u, rng_.urange(1, std::min(64u, d.out_h + 2)) >> shrink);
       d.tile_c = std::max(1u, rng_.urange(1, std::min(64u, d.out_w + 2)) >> shrink);
+      // The window fold (LayerDesc.fold_rows) where it applies; always when asked for.
+      const uint32_t window = d.kernel_h * d.kernel_w;
+      if (fold_rows_ && d.groups == 1 && d.kernel_h > 1 && window <= abi::kMaxVector)
+        d.tile_n = std::min(d.tile_n, abi::kMaxVector / window);
+      const bool can_fold = d.groups == 1 && d.kernel_h > 1 && d.dilation_h == 1 && d.dilation_w == 1 &&
+                            d.tile_n * window <= abi::kMaxVector;
+      d.fold_rows = can_fold && (fold_rows_ || rng_.chance(0.5)) ? 1 : 0;
       // The kernel's input-stationary order where it applies (every input channel in the tile).
       const bool stationary = d.groups == 1 && d.tile_n == in_pg && rng_.chance(0.5);
       d.loop_order = stationary ? abi::kLoopInputStationary : abi::kLoopOutputStationary;
@@ -262,6 +270,9 @@ class ProgramBuilder {
   Rng& rng_;
   CompiledProgram program_;
   uint32_t layout_ = 0;
+
+ public:
+  bool fold_rows_ = false;  // convs fold their kernel window wherever they can (fold_case)
 };
 
 uint32_t random_kernel(Rng& rng) {
@@ -325,7 +336,7 @@ std::string describe(const LayerDesc& d) {
       << d.pool_stride_h << "x" << d.pool_stride_w << " p" << d.pool_pad_top << "," << d.pool_pad_left;
   }
   s << " act[" << d.act_lo << "," << d.act_hi << "] tiles " << d.tile_m << "," << d.tile_n << "," << d.tile_r << ","
-    << d.tile_c;
+    << d.tile_c << (d.loop_order == abi::kLoopInputStationary ? " IS" : "") << (d.fold_rows ? " fold_rows" : "");
   return s.str();
 }
 
@@ -336,6 +347,36 @@ BitexactCase CaseGenerator::conv_case() {
     const Slice in = b.tensor(in_c, rng_.urange(1, 40), rng_.urange(1, 40));
     const std::optional<Slice> out = b.conv(in, random_conv_choice(rng_, in_c));
     if (out) return b.finish("conv", in, *out, rng_.urange(1, 2));
+  }
+}
+
+BitexactCase CaseGenerator::fold_case() {
+  for (;;) {
+    ProgramBuilder b(rng_);
+    b.fold_rows_ = true;
+    const uint32_t in_c = rng_.urange(1, 7);
+    const Slice in = b.tensor(in_c, rng_.urange(2, 40), rng_.urange(1, 40 + 200 * rng_.chance(0.2)));
+    ConvChoice g = random_conv_choice(rng_, in_c);
+    g.groups = 1, g.dh = 1, g.dw = 1;
+    g.kh = rng_.urange(2, 5), g.kw = rng_.urange(1, 5);
+    g.pt = rng_.urange(0, g.kh - 1), g.pb = rng_.urange(0, g.kh - 1);
+    g.pl = rng_.urange(0, g.kw - 1), g.pr = rng_.urange(0, g.kw - 1);
+    const std::optional<Slice> out = b.conv(in, g);
+    if (out) return b.finish("fold", in, *out, rng_.urange(1, 2));
+  }
+}
+
+BitexactCase CaseGenerator::spread_case() {
+  for (;;) {
+    ProgramBuilder b(rng_);
+    const uint32_t in_c = rng_.urange(1, 70);
+    const Slice in = b.tensor(in_c, rng_.urange(1, 40), rng_.urange(1, 40 + 100 * rng_.chance(0.2)));
+    ConvChoice g = random_conv_choice(rng_, in_c);
+    g.groups = 1, g.out_c = rng_.urange(1, 32);
+    g.kh = g.kw = g.sh = g.sw = 1;
+    g.pt = g.pb = g.pl = g.pr = 0;
+    const std::optional<Slice> out = b.conv(in, g);
+    if (out) return b.finish("spread", in, *out, rng_.urange(1, 2));
   }
 }
 

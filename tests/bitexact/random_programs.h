@@ -44,6 +44,12 @@ class CaseGenerator {
   explicit CaseGenerator(uint64_t seed) : rng_(seed) {}
 
   BitexactCase conv_case();
+  // A conv of 1-7 input channels with its kernel window folded into the MAC vector
+  // (LayerDesc.fold_rows), sometimes on 224-wide rows.
+  BitexactCase fold_case();
+  // A 1x1 stride-1 conv of at most 32 filters: the kernel spreads pixel pairs over its lanes
+  // (abi::schedule::spreads_pixels) wherever the tile's buffer pitch is its conv columns.
+  BitexactCase spread_case();
   BitexactCase pool_case();
   BitexactCase add_case();
   // conv (+ fused pool) -> depthwise -> two convs into one concat tensor -> pool -> 1x1 conv ->

@@ -117,6 +117,10 @@ class BitexactTest : public ::testing::Test {
 
 TEST_F(BitexactTest, RandomConvLayers) { check(0x1, &CaseGenerator::conv_case, 400); }
 
+TEST_F(BitexactTest, RandomWindowFoldLayers) { check(0x5, &CaseGenerator::fold_case, 120); }
+
+TEST_F(BitexactTest, RandomSpreadLayers) { check(0x6, &CaseGenerator::spread_case, 120); }
+
 TEST_F(BitexactTest, RandomPoolLayers) { check(0x2, &CaseGenerator::pool_case, 80); }
 
 TEST_F(BitexactTest, RandomAddLayers) { check(0x3, &CaseGenerator::add_case, 50); }

@@ -59,7 +59,7 @@ std::vector<LayerCounter> run_counted(const CompiledProgram& prog, uint32_t burs
 }
 
 struct Counted {
-  double compute_cycles = 0, load_cycles = 0, store_cycles = 0;
+  double compute_cycles = 0, load_cycles = 0, store_cycles = 0, write_cycles = 0;
   uint64_t ddr_bytes = 0, bursts = 0;
 };
 
@@ -68,6 +68,7 @@ Counted totals(const LayerCounter& c) {
   t.compute_cycles = static_cast<double>(c.loop_cycles[kernel::kHalfCompute]);
   t.load_cycles = static_cast<double>(c.loop_cycles[kernel::kHalfLoad]);
   t.store_cycles = static_cast<double>(c.loop_cycles[kernel::kHalfStore]);
+  t.write_cycles = static_cast<double>(c.loop_cycles[kernel::kHalfWrite]);
   for (uint32_t p : {kernel::kPortWeights, kernel::kPortQuant, kernel::kPortArena}) {
     t.ddr_bytes += c.ports[p].bytes_read + c.ports[p].bytes_written;
     t.bursts += c.ports[p].bursts_read + c.ports[p].bursts_written;
@@ -79,11 +80,12 @@ double rel_error(double model, double counted) { return counted > 0 ? (model - c
 
 // Error distribution over checked layers, for the report.
 struct Errors {
-  std::vector<double> cycles, bytes, load, store;
+  std::vector<double> cycles, bytes, load, store, write;
   double model_bursts = 0, counted_bursts = 0;
   void print(const std::string& what) const {
-    for (const auto& [name, v] : {std::pair{"compute cycles", cycles}, std::pair{"load cycles", load},
-                                  std::pair{"store cycles", store}, std::pair{"DDR bytes", bytes}}) {
+    for (const auto& [name, v] :
+         {std::pair{"compute cycles", cycles}, std::pair{"load cycles", load}, std::pair{"store cycles", store},
+          std::pair{"write cycles", write}, std::pair{"DDR bytes", bytes}}) {
       if (v.empty()) continue;
       std::vector<double> s = v;
       std::sort(s.begin(), s.end());
@@ -107,6 +109,8 @@ Errors check_layers(const CompiledProgram& prog, const plan::ModelPlan& plan, co
     const double eb = rel_error(static_cast<double>(m.ddr_bytes), static_cast<double>(c.ddr_bytes));
     const double el = rel_error(m.load_cycles, c.load_cycles);
     const double es = rel_error(m.store_cycles, c.store_cycles);
+    const double ew = rel_error(m.write_cycles, c.write_cycles);
+    e.write.push_back(ew);
     e.load.push_back(el);
     e.store.push_back(es);
     e.cycles.push_back(ec);
@@ -136,6 +140,8 @@ Errors check_layers(const CompiledProgram& prog, const plan::ModelPlan& plan, co
                                         << c.load_cycles;
     EXPECT_LE(std::abs(es), kTolerance) << names[i] << " store cycles: model " << m.store_cycles << " counted "
                                         << c.store_cycles;
+    EXPECT_LE(std::abs(ew), kTolerance) << names[i] << " write cycles: model " << m.write_cycles << " counted "
+                                        << c.write_cycles;
     EXPECT_LE(std::abs(eb), kTolerance) << names[i] << " DDR bytes: model " << m.ddr_bytes << " counted "
                                         << c.ddr_bytes;
   }

@@ -47,8 +47,8 @@ TEST(ResourceEstimate, Zcu102ByHand) {
   EXPECT_DOUBLE_EQ(e.bram_weight, 2 * 64 * 0.5);
   // 64 Ki int32 over 64 lanes = 1024 words per bank = one BRAM36, two accumulator tiles.
   EXPECT_DOUBLE_EQ(e.bram_output, 2 * 64);
-  // Staging: 68 KiB over 64 banks = one BRAM18 per bank.
-  EXPECT_DOUBLE_EQ(e.bram_stage, 64 * 0.5);
+  // Staging: 68 KiB over 64 banks = one BRAM18 per bank, two tiles (store and write halves).
+  EXPECT_DOUBLE_EQ(e.bram_stage, 2 * 64 * 0.5);
   EXPECT_DOUBLE_EQ(e.uram(), 0);
   EXPECT_DOUBLE_EQ(e.dsp_avail, 2520);
 }
