@@ -8,7 +8,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   # the house rules' checkers (tests/style: tools/lint.sh)
   clang-format clang-tidy
-  # the fuzz targets (tools/fuzz.sh): clang with libFuzzer and the sanitizers
+  # the sanitizer trees and the fuzz targets (tools/sanitize.sh, tools/fuzz.sh): clang, libFuzzer
   clang-14 libclang-rt-14-dev
   # libraries (all Debian 12 packages; nothing is vendored)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
