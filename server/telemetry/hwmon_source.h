@@ -29,7 +29,7 @@ struct HwmonOptions {
   std::vector<std::string> name_prefixes = {"ina"};  // hwmon `name`s that count as power monitors
   // Only the power monitors whose `name`, or the sysfs path their `device` link resolves to
   // (".../0000:af:00.0/...", ".../i2c-3/3-0040"), contains one of these; empty: every monitor.
-  std::vector<std::string> monitors;
+  std::vector<std::string> monitors = {};
 };
 
 // --hwmon-rails: which hwmon power monitors are whose, "I=MATCH[+MATCH...],..." (device instance

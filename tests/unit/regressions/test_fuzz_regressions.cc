@@ -19,6 +19,7 @@
 #include "accel/graph/tensor.h"
 #include "accel/import/caffe/caffe_importer.h"
 #include "accel/import/onnx/onnx_importer.h"
+#include "accel/runtime/model_config.h"
 #include "server/kserve/decode_json.h"
 #include "tests/unit/server/kserve/kserve_codec_test_support.h"
 
@@ -31,6 +32,16 @@ std::string crash_input(const std::string& target, const std::string& name) {
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in) << path;
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A model folder holding `toml` as its model.toml, a labels file and an empty calibration folder.
+std::filesystem::path model_folder(const std::string& toml) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) /
+                   ("fuzz-model-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  std::filesystem::create_directories(dir / "calibration");
+  std::ofstream(dir / "labels.txt") << "a\nb\nc\n";
+  std::ofstream(dir / "model.toml", std::ios::binary | std::ios::trunc) << toml;
+  return dir;
 }
 
 // A program of one layer in a 4 KiB arena, for the descriptor checks.
@@ -140,6 +151,19 @@ TEST(FuzzRegressions, LayerWithoutChannelsIsRefused) {
   const CompiledProgram program = one_layer_program(conv);
   const Status status = emu::check_program(program);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.to_string();
+}
+
+// fuzz_model_toml, float-height-past-int64: `height = 19223372036854775807.0` (a float past
+// int64) was converted to an integer by toml++'s value<int64_t>(), undefined (UBSan). Integer
+// settings take integers only now; a float, even a whole one, is refused with the key's name.
+TEST(FuzzRegressions, ModelTomlFloatPastInt64IsRefused) {
+  const auto crash = load_model_config(model_folder(crash_input("fuzz_model_toml", "float-height-past-int64")));
+  ASSERT_FALSE(crash.is_ok());
+  EXPECT_NE(crash.status().message().find("input.height"), std::string::npos) << crash.status().message();
+  const auto whole = load_model_config(model_folder("name = \"s\"\nfile = \"calibration\"\n[input]\nwidth = 28\n"
+                                                    "height = 28.0\nchannels = 1\n"));
+  ASSERT_FALSE(whole.is_ok());
+  EXPECT_NE(whole.status().message().find("must be an integer"), std::string::npos) << whole.status().message();
 }
 
 }  // namespace
