@@ -36,8 +36,8 @@ std::string crash_input(const std::string& target, const std::string& name) {
 
 // A model folder holding `toml` as its model.toml, a labels file and an empty calibration folder.
 std::filesystem::path model_folder(const std::string& toml) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) /
-                   ("fuzz-model-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  auto dir = std::filesystem::path(::testing::TempDir()) /
+             ("fuzz-model-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   std::filesystem::create_directories(dir / "calibration");
   std::ofstream(dir / "labels.txt") << "a\nb\nc\n";
   std::ofstream(dir / "model.toml", std::ios::binary | std::ios::trunc) << toml;
