@@ -9,27 +9,15 @@
 #include <string>
 
 #include "server/telemetry/hwmon_source.h"
+#include "tests/unit/server/telemetry/sysfs_temp_dir.h"
 
 namespace tessera::telemetry {
 namespace {
 
 namespace fs = std::filesystem;
 
-class HwmonDevices : public ::testing::Test {
+class HwmonDevices : public SysfsTempDir {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("tessera-hwmon-devices-" + std::to_string(getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  void write(const std::string& relative, const std::string& content) {
-    const fs::path path = root_ / relative;
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << content;
-  }
   // hwmon<n>: monitor `name` with one power channel of `microwatts`, its `device` link to
   // <root>/devices/<device> (as sysfs links a hwmon to the card or chip it belongs to).
   void monitor(int n, const std::string& name, const std::string& device, int microwatts) {
@@ -42,8 +30,6 @@ class HwmonDevices : public ::testing::Test {
   Result<PowerReading> read(std::vector<std::string> monitors) {
     return HwmonSource(HwmonOptions{.root = root_, .monitors = std::move(monitors)}).read();
   }
-
-  fs::path root_;
 };
 
 TEST_F(HwmonDevices, EachCardReadsTheMonitorsUnderItsOwnPciAddress) {

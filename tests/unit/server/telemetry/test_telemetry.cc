@@ -23,6 +23,7 @@
 #include "server/telemetry/hwmon_source.h"
 #include "server/telemetry/model_source.h"
 #include "server/telemetry/sampler.h"
+#include "tests/unit/server/telemetry/sysfs_temp_dir.h"
 
 namespace tessera::telemetry {
 namespace {
@@ -31,24 +32,8 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-// A fresh directory per test, removed afterwards.
-class TelemetryTempDir : public ::testing::Test {
+class TelemetryTempDir : public SysfsTempDir {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / ("tessera-telemetry-test-" + std::to_string(getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  // Writes <root>/<relative> (a sysfs attribute), creating its directory.
-  void write(const std::string& relative, const std::string& content) {
-    const fs::path path = root_ / relative;
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << content;
-  }
-
   // A ZynqMP-like tree: INA226s with power1_input (one garbage), an INA219 with only curr/in, an
   // INA3221, a hwmon that is no power monitor, and two thermal zones.
   void write_board() {
@@ -79,8 +64,6 @@ class TelemetryTempDir : public ::testing::Test {
     write("class/thermal/thermal_zone1/type", "ams-ps\n");
     write("class/thermal/thermal_zone1/temp", "52250\n");
   }
-
-  fs::path root_;
 };
 
 bool any_contains(const std::vector<std::string>& lines, const std::string& text) {
