@@ -2,7 +2,8 @@
 # Fresh machine -> the whole test suite: installs, builds (warnings are errors), runs CTest, then
 # the board builds: tools/cross.sh per architecture (cross build + its tests under qemu-user, label
 # `cross`), then the sanitizer trees: tools/sanitize.sh asan (unit, bit-exact, integration and
-# fleet tests under ASan + UBSan, and the fuzz smoke runs; tsan when TESSERA_TEST_SANITIZE asks).
+# fleet tests under ASan + UBSan, and the fuzz smoke runs) and tools/sanitize.sh tsan (the server's
+# concurrency tests under TSan).
 # Exits non-zero on any failure. TESSERA_BUILD_DIR picks another build tree (default
 # build/). Arguments go to the x86_64 ctest and leave the cross part out (a chosen selection).
 #
@@ -12,9 +13,8 @@
 # fails: tools/cross.sh installs them or exits non-zero, and every `cross` test requires
 # tests/cross/check_environment.py, which fails with the reason.
 #
-# TESSERA_TEST_SANITIZE: the sanitizer suites to run, default "asan"; "asan tsan" adds the TSan
-# suite (not in the default run yet: it stops on reports from inside the uninstrumented gRPC and
-# abseil, README "Sanitizers"); "none" leaves them out.
+# TESSERA_TEST_SANITIZE: the sanitizer suites to run, default "asan tsan"; "asan" or "tsan" runs
+# one, "none" leaves them out.
 #
 # Cost on a 2-core Debian 12 (CI's kind): each part is printed with its wall time at the end of a
 # run; README "Tests" has the measured figures.
@@ -59,7 +59,7 @@ for arch in $arches; do
     status=1
   fi
 done
-sanitizers=${TESSERA_TEST_SANITIZE:-asan}
+sanitizers=${TESSERA_TEST_SANITIZE:-asan tsan}
 [ "$sanitizers" = none ] && { parts+=("sanitizer suites not run (TESSERA_TEST_SANITIZE=none)"); sanitizers=; }
 for kind in $sanitizers; do
   start=$SECONDS

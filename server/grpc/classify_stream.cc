@@ -5,6 +5,7 @@
 #include "server/batching/admission.h"
 #include "server/grpc/classify_messages.h"
 #include "server/grpc/status_mapping.h"
+#include "server/grpc/tsan_handoff.h"
 #include "server/models/model_repository.h"
 
 namespace tessera {
@@ -28,12 +29,14 @@ ClassifyStreamReactor::ClassifyStreamReactor(Admission& admission, grpc::Callbac
     : admission_(admission), context_(context) {
   if (refused) {
     finished_ = true;
+    handed_to_grpc(this);
     Finish(*refused);
     return;
   }
   holds_slot_ = admission.in_flight().try_begin();
   if (!holds_slot_) {
     finished_ = true;
+    handed_to_grpc(this);
     Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
     return;
   }
@@ -41,6 +44,7 @@ ClassifyStreamReactor::ClassifyStreamReactor(Admission& admission, grpc::Callbac
 }
 
 void ClassifyStreamReactor::OnReadDone(bool ok) {
+  back_from_grpc(this);
   std::unique_ptr<v1::ClassifyRequest> request;
   {
     std::lock_guard lock(mu_);
@@ -95,6 +99,7 @@ void ClassifyStreamReactor::submit(std::unique_ptr<v1::ClassifyRequest> request)
 }
 
 void ClassifyStreamReactor::OnWriteDone(bool ok) {
+  back_from_grpc(this);
   {
     std::lock_guard lock(mu_);
     write_in_flight_ = false;
@@ -108,6 +113,7 @@ void ClassifyStreamReactor::OnWriteDone(bool ok) {
 }
 
 void ClassifyStreamReactor::OnCancel() {
+  back_from_grpc(this);
   {
     std::lock_guard lock(mu_);
     broken_ = true;
@@ -118,13 +124,15 @@ void ClassifyStreamReactor::OnCancel() {
 }
 
 void ClassifyStreamReactor::OnDone() {
+  back_from_grpc(this);
   if (holds_slot_) admission_.in_flight().end();
   delete this;
 }
 
 void ClassifyStreamReactor::step() {
   // Decide under the lock, act after it: gRPC may run reactions on other threads at once.
-  bool write = false, read = false, finish = false, cancelled = false;
+  bool write = false, finish = false, cancelled = false;
+  v1::ClassifyRequest* read_into = nullptr;
   {
     std::lock_guard lock(mu_);
     if (finished_) return;
@@ -135,17 +143,30 @@ void ClassifyStreamReactor::step() {
     }
     if (!read_in_flight_ && !reads_done_ && pending_ < kMaxPendingPerStream) {
       reading_ = std::make_unique<v1::ClassifyRequest>();
-      read_in_flight_ = read = true;
+      read_into = reading_.get();
+      read_in_flight_ = true;
     }
     if (reads_done_ && pending_ == 0 && !read_in_flight_ && !write_in_flight_ && answers_.empty()) {
       finished_ = finish = true;
       cancelled = broken_;
     }
   }
-  if (write) StartWrite(&writing_);
-  if (read) StartRead(reading_.get());
-  if (finish)
-    Finish(cancelled ? grpc::Status(grpc::StatusCode::CANCELLED, "the stream was cancelled") : grpc::Status::OK);
+  // A started write may be done (on another thread) before the read starts: each start is its own
+  // hand-over, with nothing of this reactor read after it.
+  if (write) {
+    handed_to_grpc(this);
+    StartWrite(&writing_);
+  }
+  if (read_into != nullptr) {
+    handed_to_grpc(this);
+    StartRead(read_into);
+  }
+  if (finish) {
+    grpc::Status status =
+        cancelled ? grpc::Status(grpc::StatusCode::CANCELLED, "the stream was cancelled") : grpc::Status::OK;
+    handed_to_grpc(this);
+    Finish(std::move(status));
+  }
 }
 
 }  // namespace tessera

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "server/auth/grpc_auth.h"
+#include "server/grpc/tsan_handoff.h"
 
 namespace tessera {
 namespace {
@@ -62,10 +63,13 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot
   }
 
   void OnWriteDone(bool ok) override {
+    back_from_grpc(this);
     if (!ok) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
     if (max_ != 0 && sent_ >= max_) return finish(grpc::Status::OK);
     // The alarm's callback runs on a gRPC thread; the call is not finished until it ran.
+    handed_to_grpc(this);
     const bool armed = pacer_->arm(std::chrono::system_clock::now() + interval_, [this](bool fired) {
+      back_from_grpc(this);
       if (in_flight_.draining()) return finish(grpc::Status::OK);
       if (!fired) return finish(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
       send();
@@ -73,9 +77,13 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot
     if (!armed) finish(stopped_status());
   }
 
-  void OnCancel() override { pacer_->stop(); }
+  void OnCancel() override {
+    back_from_grpc(this);
+    pacer_->stop();
+  }
 
   void OnDone() override {
+    back_from_grpc(this);
     drains_.remove(drain_id_);
     in_flight_.end();
     delete this;
@@ -91,11 +99,13 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot
     snapshot_.Clear();
     to_proto(stats_.snapshot(), snapshot_);
     ++sent_;
+    handed_to_grpc(this);
     StartWrite(&snapshot_);
   }
 
   void finish(grpc::Status status) {
     if (finished_.exchange(true)) return;
+    handed_to_grpc(this);
     Finish(std::move(status));
   }
 
@@ -183,8 +193,14 @@ grpc::ServerWriteReactor<v1::TelemetrySnapshot>* TelemetryService::WatchTelemetr
   // A reactor that only finishes: no token, or the server is draining.
   class Refused final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot> {
    public:
-    explicit Refused(const grpc::Status& status) { Finish(status); }
-    void OnDone() override { delete this; }
+    explicit Refused(const grpc::Status& status) {
+      handed_to_grpc(this);
+      Finish(status);
+    }
+    void OnDone() override {
+      back_from_grpc(this);
+      delete this;
+    }
   };
   if (auto refused = check_grpc_bearer(*context, tokens_)) return new Refused(*refused);
   if (!in_flight_.try_begin()) {
