@@ -7,7 +7,9 @@ using nlohmann::json;
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
-json tile_json(const plan::TileShape& t) { return {{"m", t.m}, {"n", t.n}, {"r", t.r}, {"c", t.c}}; }
+json tile_json(const plan::TileShape& t) {
+  return {{"m", t.m}, {"n", t.n}, {"r", t.r}, {"c", t.c}, {"fold_rows", t.fold_rows}};
+}
 
 json layer_json(size_t index, const plan::LayerPlan& l, const PlanReport& r) {
   const abi::LayerDesc& d = l.desc;

@@ -50,7 +50,8 @@ std::string layer_shape(const abi::LayerDesc& d) {
 }
 
 std::string tile_text(const plan::TileShape& t) {
-  return std::to_string(t.m) + "/" + std::to_string(t.n) + "/" + std::to_string(t.r) + "/" + std::to_string(t.c);
+  return std::to_string(t.m) + "/" + std::to_string(t.n) + "/" + std::to_string(t.r) + "/" + std::to_string(t.c) +
+         (t.fold_rows ? " fold" : "");
 }
 
 double layer_us(const plan::LayerPlan& l, const plan::BoardProfile& board) {

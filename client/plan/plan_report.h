@@ -36,7 +36,8 @@ std::string layer_op_name(const abi::LayerDesc& d);
 // "64x56x56 -> 128x28x28 k3 s2 g32 +pool3s2" (kernel/stride for conv, window/stride for pool).
 std::string layer_shape(const abi::LayerDesc& d);
 
-// "16/64/8/28": the tile's m/n/r/c.
+// "16/64/8/28": the tile's m/n/r/c; "16/3/8/28 fold" when the kernel window is folded into the
+// MAC vector (LayerDesc.fold_rows).
 std::string tile_text(const plan::TileShape& t);
 
 // Modeled time of one layer in microseconds.

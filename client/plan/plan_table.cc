@@ -70,6 +70,9 @@ void print_layers(std::ostream& out, const PlanReport& r) {
                util ? format("%.0f%%", 100 * *util) : "-"});
   }
   t.print(out);
+  const bool any_fold = std::any_of(r.plan.layers.begin(), r.plan.layers.end(),
+                                    [](const plan::LayerPlan& l) { return l.candidate.tile.fold_rows; });
+  if (any_fold) out << "  fold: the kernel window folded into the MAC vector (input rows at a padded pitch)\n";
 }
 
 void print_totals(std::ostream& out, const PlanReport& r) {

@@ -196,6 +196,32 @@ TEST_F(PlanCliTest, EveryZooModelPlansOnZcu102AndAwsF1) {
   }
 }
 
+// SqueezeNet's first convolution (3 input channels, a 3x3 window) is planned with its window
+// folded into the MAC vector; the JSON marks exactly the folded tiles and the table shows each.
+TEST_F(PlanCliTest, FoldedWindowsAreShownInJsonAndTable) {
+  require_zoo("squeezenet1_1");
+  const std::vector<std::string> args = {zoo_model("squeezenet1_1").string(), "--no-plan-cache"};
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  const ProcessOutput json_out = tessera_plan(json_args);
+  ASSERT_EQ(json_out.exit_status, 0) << json_out.err;
+  const json doc = json::parse(json_out.out);
+  size_t folded = 0;
+  for (const json& l : doc["layers"]) {
+    if (!l["tile"].at("fold_rows").get<bool>()) continue;
+    ++folded;
+    EXPECT_EQ(l["op"].get<std::string>().rfind("conv", 0), 0u) << l["name"];  // conv or conv+pool
+    EXPECT_TRUE(l["searched"].get<bool>()) << l["name"];
+  }
+  EXPECT_TRUE(doc["layers"][0]["tile"]["fold_rows"].get<bool>()) << doc["layers"][0];
+  const ProcessOutput table = tessera_plan(args);
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  size_t shown = 0;
+  for (size_t at = table.out.find(" fold "); at != std::string::npos; at = table.out.find(" fold ", at + 1)) ++shown;
+  EXPECT_EQ(shown, folded) << table.out;
+  EXPECT_NE(table.out.find("fold: the kernel window folded into the MAC vector"), std::string::npos);
+}
+
 // Naive tiles (seeds/000) never move fewer DDR bytes than the search with objective "bytes",
 // which minimises exactly that over a set holding the naive tiles. (With "energy", the default,
 // a layer may move a little less data naively: the search then also pays for time.)
