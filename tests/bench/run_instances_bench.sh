@@ -18,30 +18,13 @@ else
 fi
 
 work=$(mktemp -d /tmp/tessera-instances-bench.XXXXXX)
-pid=""
+source tests/bench/daemon.sh
 cleanup() {
-  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  stop_daemons
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# start_daemon DEVICES: tesserad --device emu --devices DEVICES on free loopback ports; waits (at
-# most 60 s) for its startup line and sets $address to its gRPC HOST:PORT.
-start_daemon() {
-  "$build/bin/tesserad" --listen 127.0.0.1 --grpc-port 0 --http-port 0 --models models --plan-cache "" \
-    --device emu --devices "$1" >"$work/daemon.out" 2>"$work/daemon.log" &
-  pid=$!
-  local line=""
-  for _ in $(seq 600); do
-    line=$(grep -m1 '^tesserad: listening' "$work/daemon.out" || true)
-    [ -n "$line" ] && break
-    kill -0 "$pid" 2>/dev/null || { echo "tesserad exited:" >&2; cat "$work/daemon.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  [ -n "$line" ] || { echo "tesserad did not start in 60 s" >&2; exit 1; }
-  address=$(sed -E 's/.*grpc=([^ ]+).*/\1/' <<<"$line")
-}
 
 # The median of the numbers on stdin.
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -52,12 +35,11 @@ summary=()
 for devices in 0 0,1 0,1,2,3; do
   : >"$work/ips"
   for run in $(seq "$runs"); do
-    start_daemon "$devices"
+    start_daemon instances --plan-cache "" --device emu --devices "$devices"
     load=$(cut -d' ' -f1 /proc/loadavg)
     timeout $((seconds + 60)) "$build/bin/tessera" bench --server "$address" --concurrency 32 --warmup 2 \
       --duration "$seconds" --json >"$work/report.json" 2>"$work/bench.err" || { cat "$work/bench.err" >&2; exit 1; }
-    kill "$pid" && wait "$pid" 2>/dev/null || true
-    pid=""
+    stop_daemon
     read -r ips p50 p99 watts failed < <(/usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
 print(round(r["throughput_ips"]), round(r["latency_ms"]["p50"], 1), round(r["latency_ms"]["p99"], 1),
       round(r["power"]["mean_power_w"], 2), r["requests"]["failed"])' "$work/report.json")

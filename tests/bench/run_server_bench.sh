@@ -19,33 +19,13 @@ else
 fi
 
 work=$(mktemp -d /tmp/tessera-server-bench.XXXXXX)
-pids=()
+source tests/bench/daemon.sh
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  stop_daemons
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# start_daemon NAME ARGS...: starts tesserad on free loopback ports (port 0), waits (at most
-# 60 s) for its startup line and sets $address to its gRPC HOST:PORT.
-start_daemon() {
-  local name=$1
-  shift
-  "$build/bin/tesserad" --listen 127.0.0.1 --grpc-port 0 --http-port 0 --models models "$@" \
-    >"$work/$name.out" 2>"$work/$name.log" &
-  pids+=($!)
-  local line=""
-  for _ in $(seq 600); do
-    line=$(grep -m1 '^tesserad: listening' "$work/$name.out" || true)
-    [ -n "$line" ] && break
-    kill -0 "${pids[-1]}" 2>/dev/null || { echo "tesserad ($name) exited:" >&2; cat "$work/$name.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  [ -n "$line" ] || { echo "tesserad ($name) did not start in 60 s" >&2; exit 1; }
-  address=$(sed -E 's/.*grpc=([^ ]+).*/\1/' <<<"$line")
-}
 
 summary=()
 # bench_runs LABEL: tessera bench at concurrency 1, 8, 32 against $address.
@@ -69,12 +49,12 @@ echo
 start_daemon latency --max-queue-delay-us 0
 echo "== latency daemon ($address): --max-queue-delay-us 0 =="
 bench_runs "max-queue-delay 0"
-kill "${pids[-1]}" && wait "${pids[-1]}" 2>/dev/null || true
+stop_daemon
 
 start_daemon throughput
 echo "== throughput daemon ($address): default batching (max 8 images, 2000 us) =="
 bench_runs "default batching"
-kill "${pids[-1]}" && wait "${pids[-1]}" 2>/dev/null || true
+stop_daemon
 
 echo "== bare engine (tessera_bench --only fashion-mnist): no gRPC, no decode, no queue =="
 timeout $((seconds * 8 + 120)) "$build/bin/tessera_bench" --bundled models/fashion-mnist --only fashion-mnist \
