@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Soak test (issue 15, point 4): starts tesserad from a build tree, measures its capacity with
 # `tessera bench` (closed loop), then drives it open-loop at --load x capacity for --minutes,
-# sampling the daemon's RSS every 10 s and the client's p99 per 10 s window. Passes (exit 0) when
+# sampling the daemon's RSS every 10 s and the client's p99 per 5 s window. Passes (exit 0) when
 # no request was lost (every one answered OK), RSS grew less than 5% from the end of the warm-up
 # (the first fifth, at least 30 s) to the end, and p99 stayed flat (the median window p99 of the
 # last third is at most twice that of the first third after warm-up). Traffic stays on loopback.
@@ -59,7 +59,7 @@ echo "soak: capacity $(/usr/bin/python3 -c "import json,sys; print(round(json.lo
   "$out/capacity.json") images/s; ${minutes} min at $rate/s (load $load) against $server; results in $out/"
 
 "$build/bin/tessera" bench --server "$server" --images "$images" --rate "$rate" --duration "$seconds" \
-  --max-seconds "$((seconds + 60))" --max-outstanding 4096 --window 10 --csv "$out/windows.csv" --json >"$out/report.json" &
+  --max-seconds "$((seconds + 60))" --max-outstanding 4096 --window 5 --csv "$out/windows.csv" --json >"$out/report.json" &
 bench_pid=$!
 echo "time_s,rss_kb" >"$out/rss.csv"
 start=$(date +%s)
@@ -83,6 +83,9 @@ rss = [(int(r["time_s"]), int(r["rss_kb"])) for r in csv.DictReader(open(f"{out}
 after = [kb for t, kb in rss if t >= warmup] or [kb for _, kb in rss]
 growth = (after[-1] - after[0]) / after[0] if after and after[0] else 0.0
 windows = [float(r["p99_ms"]) for r in csv.DictReader(open(f"{out}/windows.csv")) if float(r["time_s"]) > warmup]
+# 5 s windows: the 2-minute run has 18 after its warm-up, so each third's median outlasts a
+# 10-15 s stall of a shared machine (with 10 s windows, benchmarks run beside a clean-clone run
+# moved it from 8.0 to 21.4 ms).
 third = max(1, len(windows) // 3)
 first, last = (statistics.median(windows[:third]), statistics.median(windows[-third:])) if windows else (0, 0)
 summary = {"minutes": seconds / 60, "rate": report["config"]["rate"], "sent": n["sent"], "ok": n["ok"], "lost": lost,

@@ -32,11 +32,21 @@ parts+=("x86_64 build took $((SECONDS - start)) s")
 run_cross=1
 if [ $# -eq 0 ]; then set -- -LE tidy; else run_cross=0; fi
 status=0
+# CI keeps only the tail of a run: each failed part names its failed tests in the closing report,
+# read from the ctest log its tree wrote during this run.
+marker=$(mktemp)
+trap 'rm -f "$marker"' EXIT
+failed_tests() {
+  local log=$1/Testing/Temporary/LastTestsFailed.log
+  if [ -f "$log" ] && [ "$log" -nt "$marker" ]; then
+    printf '%s' "; failed: $(cut -d: -f2- "$log" | paste -sd, | sed 's/,/, /g')"
+  fi
+}
 start=$SECONDS
 if (cd "${TESSERA_BUILD_DIR:-build}" && ctest --output-on-failure --timeout 1800 "$@"); then
   parts+=("x86_64 tests passed in $((SECONDS - start)) s")
 else
-  parts+=("x86_64 tests FAILED after $((SECONDS - start)) s")
+  parts+=("x86_64 tests FAILED after $((SECONDS - start)) s$(failed_tests "${TESSERA_BUILD_DIR:-build}")")
   status=1
 fi
 report() {
@@ -55,18 +65,19 @@ for arch in $arches; do
   if tools/cross.sh "$arch" -j2; then
     parts+=("$arch cross build and qemu tests passed in $((SECONDS - start)) s")
   else
-    parts+=("$arch cross build or its qemu tests FAILED after $((SECONDS - start)) s")
+    parts+=("$arch cross build or its qemu tests FAILED after $((SECONDS - start)) s$(failed_tests "build-$arch")")
     status=1
   fi
 done
 sanitizers=${TESSERA_TEST_SANITIZE:-asan tsan}
 [ "$sanitizers" = none ] && { parts+=("sanitizer suites not run (TESSERA_TEST_SANITIZE=none)"); sanitizers=; }
 for kind in $sanitizers; do
+  tree_var=TESSERA_${kind^^}_BUILD_DIR
   start=$SECONDS
   if tools/sanitize.sh "$kind"; then
     parts+=("$kind build and suite passed in $((SECONDS - start)) s")
   else
-    parts+=("$kind build or suite FAILED after $((SECONDS - start)) s")
+    parts+=("$kind build or suite FAILED after $((SECONDS - start)) s$(failed_tests "${!tree_var:-build-$kind}")")
     status=1
   fi
 done

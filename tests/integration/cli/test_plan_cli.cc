@@ -202,7 +202,7 @@ TEST_F(PlanCliTest, FoldedWindowsAreShownInJsonAndTable) {
   require_zoo("squeezenet1_1");
   const std::vector<std::string> args = {zoo_model("squeezenet1_1").string(), "--no-plan-cache"};
   std::vector<std::string> json_args = args;
-  json_args.push_back("--json");
+  json_args.emplace_back("--json");
   const ProcessOutput json_out = tessera_plan(json_args);
   ASSERT_EQ(json_out.exit_status, 0) << json_out.err;
   const json doc = json::parse(json_out.out);
