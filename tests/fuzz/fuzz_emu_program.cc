@@ -25,8 +25,11 @@ constexpr size_t kMaxFuzzLayers = 8;
 constexpr uint64_t kMaxFuzzArenaBytes = 64u << 20;
 // Programs with more multiply-accumulates (or window and element steps) than this are checked but
 // not run, also by the fuzz target only: a valid layer of 10^11 MACs is legal and merely slow
-// (minutes under ASan on one thread), which libFuzzer reports as a timeout (the input
-// tests/fuzz/corpus/fuzz_emu_program/timeout-one-large-layer). ~1 s of the instrumented emulator.
+// (minutes under ASan on one thread), which libFuzzer reported as a timeout (the input
+// tests/fuzz/corpus/fuzz_emu_program/timeout-one-large-layer, written before ABI 3's descriptor).
+// The emulator now abandons such a run at its timeout mid-layer (FuzzRegressions.
+// OneLargeLayerIsAbandonedAtTheRunTimeout); the cap keeps each input at ~1 s of the instrumented
+// emulator.
 constexpr double kMaxFuzzWork = 5e7;
 
 // The emulator's work for the program, in MACs (conv), window steps (pool) and elements (add).

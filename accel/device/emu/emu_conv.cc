@@ -24,7 +24,7 @@ uint32_t conv_extent(uint32_t conv, uint32_t out, uint32_t pool_stride, uint32_t
   return static_cast<uint32_t>(std::clamp<int64_t>(end, 0, conv));
 }
 
-void run_gemm_path(const LayerRun& run, const ConvShape& s) {
+bool run_gemm_path(const LayerRun& run, const ConvShape& s) {
   const uint32_t threads = run.pool.size();
   const uint32_t units = run.batch * s.groups;
   // Rows per task: bounded by the im2col budget, and small enough for ~4 tasks per thread.
@@ -41,34 +41,37 @@ void run_gemm_path(const LayerRun& run, const ConvShape& s) {
     oc_chunk = ceil_div(ceil_div(s.out_per_group, parts), kGemmRows) * kGemmRows;
   }
   const uint32_t oc_chunks = ceil_div(s.out_per_group, oc_chunk);
-  run.pool.parallel_for(static_cast<size_t>(units) * row_blocks * oc_chunks, [&](size_t t) {
+  const auto block = [&](size_t t) {
     const uint32_t c = static_cast<uint32_t>(t % oc_chunks);
     const uint32_t b = static_cast<uint32_t>(t / oc_chunks % row_blocks);
     const uint32_t u = static_cast<uint32_t>(t / oc_chunks / row_blocks);
     conv_gemm_block(run, s, u / s.groups, u % s.groups, b * rows, std::min(s.conv_h, (b + 1) * rows), c * oc_chunk,
                     std::min(s.out_per_group, (c + 1) * oc_chunk));
-  });
+  };
+  return run.pool.parallel_for(static_cast<size_t>(units) * row_blocks * oc_chunks, block, run.deadline);
 }
 
-void run_direct_path(const LayerRun& run, const ConvShape& s) {
+bool run_direct_path(const LayerRun& run, const ConvShape& s) {
   const Chunks chunks = make_chunks(run.d.out_c, ceil_div(4 * run.pool.size(), run.batch));
   const size_t per_image = chunks.num();
-  run.pool.parallel_for(run.batch * per_image, [&](size_t t) {
+  const auto channels = [&](size_t t) {
     const size_t c = t % per_image;
     conv_direct_channels(run, s, static_cast<uint32_t>(t / per_image), static_cast<uint32_t>(chunks.begin(c)),
                          static_cast<uint32_t>(chunks.end(c)));
-  });
+  };
+  return run.pool.parallel_for(run.batch * per_image, channels, run.deadline);
 }
 
-void run_fused_pool(const LayerRun& run, const ConvShape& s) {
+bool run_fused_pool(const LayerRun& run, const ConvShape& s) {
   const abi::LayerDesc& d = run.d;
   const PoolWindow win{d.pool_h, d.pool_w, d.pool_stride_h, d.pool_stride_w, d.pool_pad_top, d.pool_pad_left};
   const size_t out_plane = static_cast<size_t>(d.out_h) * d.out_w;
-  run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, [&](size_t t) {
+  const auto pool_channel = [&](size_t t) {
     const uint32_t n = static_cast<uint32_t>(t / d.out_c), oc = static_cast<uint32_t>(t % d.out_c);
     int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + oc) * out_plane;
     max_pool_plane(run.kernels, conv_output(run, s, n, oc), s.conv_h, s.conv_w, win, dst, d.out_h, d.out_w);
-  });
+  };
+  return run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, pool_channel, run.deadline);
 }
 
 }  // namespace
@@ -128,16 +131,15 @@ void pack_conv_weights(const abi::LayerDesc& d, const int8_t* weights, int32_t* 
   }
 }
 
-void run_conv(const LayerRun& run) {
+bool run_conv(const LayerRun& run) {
   const ConvShape s = make_conv_shape(run.d);
-  if (s.conv_plane == 0) {
-    // Nothing to compute; a fused pool still writes -128 (windows with no valid position).
-  } else if (conv_uses_gemm(run.d)) {
-    run_gemm_path(run, s);
-  } else {
-    run_direct_path(run, s);
-  }
-  if (s.fused_pool) run_fused_pool(run, s);
+  // Without conv output there is nothing to compute; a fused pool still writes -128 (windows
+  // with no valid position).
+  const bool computed = s.conv_plane == 0       ? true
+                        : conv_uses_gemm(run.d) ? run_gemm_path(run, s)
+                                                : run_direct_path(run, s);
+  if (!computed) return false;
+  return !s.fused_pool || run_fused_pool(run, s);
 }
 
 }  // namespace tessera::emu

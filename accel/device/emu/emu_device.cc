@@ -65,11 +65,15 @@ Status EmuProgram::execute(std::span<int8_t> arena, uint32_t batch, std::chrono:
                               kernels_,
                               *pool_,
                               packed_[i].empty() ? nullptr : packed_[i].data(),
-                              scratch_.data()};
-    switch (d.op) {
-      case abi::kOpConv: emu::run_conv(layer); break;
-      case abi::kOpPool: emu::run_pool(layer); break;
-      default: emu::run_add(layer); break;
+                              scratch_.data(),
+                              deadline};
+    const bool done = d.op == abi::kOpConv   ? emu::run_conv(layer)
+                      : d.op == abi::kOpPool ? emu::run_pool(layer)
+                                             : emu::run_add(layer);
+    if (!done) {
+      // Checked per task, not only between layers: one huge layer overruns by one task at most.
+      return Status::deadline_exceeded("emulator: run exceeded its deadline in layer " + std::to_string(i) +
+                                       " (abandoned mid-layer)");
     }
   }
   last_run_cycles_ = model_.cycles(batch);

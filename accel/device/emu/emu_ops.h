@@ -22,8 +22,9 @@ struct LayerRun {
   uint32_t batch;
   const EmuKernels& kernels;
   EmuThreadPool& pool;
-  const int32_t* packed;  // conv: pack_conv_weights() output when kernels.wants_packed, else null
-  int8_t* scratch;        // conv with fused pool: batch * conv_scratch_bytes(d) bytes
+  const int32_t* packed;             // conv: pack_conv_weights() output when kernels.wants_packed, else null
+  int8_t* scratch;                   // conv with fused pool: batch * conv_scratch_bytes(d) bytes
+  EmuThreadPool::Deadline deadline;  // the run's: no task of the layer starts after it
 };
 
 // Bytes per image a conv layer needs for its pre-pool output (0 without a fused pool).
@@ -35,9 +36,11 @@ bool conv_uses_gemm(const abi::LayerDesc& d);
 void pack_conv_weights(const abi::LayerDesc& d, const int8_t* weights, int32_t* packed);
 size_t packed_conv_words(const abi::LayerDesc& d);
 
-void run_conv(const LayerRun& run);
-void run_pool(const LayerRun& run);
-void run_add(const LayerRun& run);
+// Each returns false when the run's deadline passed before all of the layer's tasks had started;
+// the layer's output is then incomplete and the run is to be abandoned.
+bool run_conv(const LayerRun& run);
+bool run_pool(const LayerRun& run);
+bool run_add(const LayerRun& run);
 
 // Pool geometry in the pool's input coordinates.
 struct PoolWindow {

@@ -61,13 +61,13 @@ void max_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t in_h,
   }
 }
 
-void run_pool(const LayerRun& run) {
+bool run_pool(const LayerRun& run) {
   const abi::LayerDesc& d = run.d;
   const PoolWindow win{d.pool_h, d.pool_w, d.pool_stride_h, d.pool_stride_w, d.pool_pad_top, d.pool_pad_left};
   const size_t in_plane = static_cast<size_t>(d.in_h) * d.in_w, out_plane = static_cast<size_t>(d.out_h) * d.out_w;
   const int32_t* q = run.quant + d.quant_offset;
   // out_c channels (the kernel's count; in_c is the same for a well-formed pool).
-  run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, [&](size_t t) {
+  const auto pool_channel = [&](size_t t) {
     const uint32_t n = static_cast<uint32_t>(t / d.out_c), c = static_cast<uint32_t>(t % d.out_c);
     const int8_t* src = run.arena + n * run.image_bytes + d.in_offset + (d.in_channel_base + c) * in_plane;
     int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * out_plane;
@@ -77,7 +77,8 @@ void run_pool(const LayerRun& run) {
       const RequantParams requant{nullptr, &q[0], &q[1], d.act_lo, d.act_hi};
       average_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w, requant);
     }
-  });
+  };
+  return run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, pool_channel, run.deadline);
 }
 
 }  // namespace tessera::emu

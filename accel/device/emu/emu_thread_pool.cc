@@ -19,7 +19,15 @@ EmuThreadPool::~EmuThreadPool() {
 }
 
 void EmuThreadPool::run_tasks() {
-  for (size_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) (*fn_)(i);
+  const bool timed = deadline_ != Deadline::max();
+  for (size_t i = next_.fetch_add(1); i < count_; i = next_.fetch_add(1)) {
+    // One clock read per task (tens of ns; a task is a block of a layer, microseconds or more).
+    if (timed && std::chrono::steady_clock::now() > deadline_) {
+      expired_.store(true, std::memory_order_relaxed);
+      return;
+    }
+    (*fn_)(i);
+  }
 }
 
 void EmuThreadPool::worker_loop() {
@@ -37,26 +45,26 @@ void EmuThreadPool::worker_loop() {
   }
 }
 
-void EmuThreadPool::parallel_for(size_t count, const std::function<void(size_t)>& fn) {
-  if (count == 0) return;
+bool EmuThreadPool::parallel_for(size_t count, const std::function<void(size_t)>& fn, Deadline deadline) {
+  if (count == 0) return true;
   std::lock_guard<std::mutex> run_lock(run_mu_);
-  if (workers_.empty() || count == 1) {
-    for (size_t i = 0; i < count; ++i) fn(i);
-    return;
-  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = &fn;
     count_ = count;
+    deadline_ = deadline;
     next_.store(0);
-    busy_ = static_cast<unsigned>(workers_.size());
-    ++generation_;
+    expired_.store(false);
+    // Alone (no workers, or a single task) the caller runs every task itself.
+    busy_ = workers_.empty() || count == 1 ? 0 : static_cast<unsigned>(workers_.size());
+    if (busy_ > 0) ++generation_;
   }
   start_cv_.notify_all();
   run_tasks();
   std::unique_lock<std::mutex> lock(mu_);
   done_cv_.wait(lock, [&] { return busy_ == 0; });
   fn_ = nullptr;
+  return !expired_.load();
 }
 
 }  // namespace tessera::emu

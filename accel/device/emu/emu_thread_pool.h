@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -22,12 +23,17 @@ class EmuThreadPool {
 
   unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
 
+  using Deadline = std::chrono::steady_clock::time_point;
+
   // Calls fn(i) for every i in [0, count), spread dynamically over the pool; returns when all
-  // calls have returned. fn must not throw and must not call parallel_for itself.
-  void parallel_for(size_t count, const std::function<void(size_t)>& fn);
+  // calls have returned. fn must not throw and must not call parallel_for itself. Past the
+  // deadline no further call starts (one under way runs to its end): returns false when any i
+  // was skipped that way, true when every call ran.
+  bool parallel_for(size_t count, const std::function<void(size_t)>& fn, Deadline deadline = Deadline::max());
 
  private:
   void worker_loop();
+  // Claims and runs tasks until none is left or the deadline has passed.
   void run_tasks();
 
   std::vector<std::thread> workers_;
@@ -37,8 +43,10 @@ class EmuThreadPool {
   std::condition_variable done_cv_;
   const std::function<void(size_t)>* fn_ = nullptr;
   size_t count_ = 0;
+  Deadline deadline_ = Deadline::max();
   std::atomic<size_t> next_{0};
-  unsigned busy_ = 0;  // workers still inside the current job
+  std::atomic<bool> expired_{false};  // some task was skipped at the deadline
+  unsigned busy_ = 0;                 // workers still inside the current job
   unsigned long generation_ = 0;
   bool stop_ = false;
 };
