@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 
 arch=${1:-}
 case "$arch" in
-  aarch64) deb_arch=arm64 triplet=aarch64-linux-gnu ;;
-  armhf) deb_arch=armhf triplet=arm-linux-gnueabihf ;;
+  aarch64) deb_arch=arm64 ;;
+  armhf) deb_arch=armhf ;;
   *)
     echo "usage: tools/cross.sh aarch64|armhf [ctest args]" >&2
     exit 2

@@ -7,6 +7,7 @@
 #                                  them no function over 80 lines (readability-function-size);
 #                                  with --changed, only on the units that include a file changed
 #                                  since tests/style/tidy-clean-at (update it after a clean full run)
+#   tools/lint.sh shell            shellcheck (warnings and errors) on every shell script
 # Exits non-zero naming each offender.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,19 @@ source_files() {
     \( -name '*.cc' -o -name '*.cpp' -o -name '*.h' -o -name '*.py' -o -name '*.sh' -o -name '*.js' \
     -o -name '*.mjs' -o -name '*.cmake' -o -name 'CMakeLists.txt' -o -name '*.proto' \) \
     -not -path '*/node_modules/*' | sort
+}
+
+# Every shell script: the *.sh files and CI's entry point (.ci/run).
+shell_files() {
+  {
+    find tools tests deploy docker -type f -name '*.sh' -not -path '*/node_modules/*'
+    echo .ci/run
+  } | sort -u
+}
+
+check_shell() {
+  shell_files | xargs shellcheck -S warning
+  echo "shell: $(shell_files | wc -l) scripts, no shellcheck warning"
 }
 
 check_format() {
@@ -150,8 +164,9 @@ case "${1:-}" in
   format) check_format "${2:-}" ;;
   sizes) check_sizes ;;
   tidy) check_tidy "${2:-}" "${3:-}" ;;
+  shell) check_shell ;;
   *)
-    echo "usage: tools/lint.sh format [--fix] | sizes | tidy BUILD_DIR [--changed]" >&2
+    echo "usage: tools/lint.sh format [--fix] | sizes | shell | tidy BUILD_DIR [--changed]" >&2
     exit 2
     ;;
 esac

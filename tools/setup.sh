@@ -7,7 +7,7 @@ packages=(
   # toolchain
   g++ cmake ninja-build pkg-config
   # the house rules' checkers (tests/style: tools/lint.sh)
-  clang-format clang-tidy
+  clang-format clang-tidy shellcheck
   # the sanitizer trees and the fuzz targets (tools/sanitize.sh, tools/fuzz.sh): clang, libFuzzer
   clang-14 libclang-rt-14-dev
   # libraries (all Debian 12 packages; nothing is vendored)

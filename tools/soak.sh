@@ -37,7 +37,7 @@ mkdir -p "$out"
 daemon=$!
 bench_pid=""
 cleanup() {
-  [ -n "$bench_pid" ] && kill "$bench_pid" 2>/dev/null || true
+  if [ -n "$bench_pid" ]; then kill "$bench_pid" 2>/dev/null || true; fi
   kill -TERM "$daemon" 2>/dev/null || true
   wait "$daemon" 2>/dev/null || true
 }

@@ -67,6 +67,6 @@ for row in "${summary[@]}"; do echo "$row"; done
 sed -nE 's/^fashion-mnist +int8-emu +([0-9]+) +([0-9.]+).*/\1 \2/p' "$work/engine.txt" | while read -r batch ips; do
   printf '%-26s %4s %12s %10s %10s\n' "engine int8 batch $batch" "1" "$ips" "-" "-"
 done
-sed -nE 's/^fashion-mnist +([0-9.]+) +([0-9.]+)$/\1 \2/p' "$work/engine.txt" | while read -r seq pipe; do
+sed -nE 's/^fashion-mnist +([0-9.]+) +([0-9.]+)$/\1 \2/p' "$work/engine.txt" | while read -r _ pipe; do
   printf '%-26s %4s %12s %10s %10s\n' "engine int8 b8 pipelined" "2" "$pipe" "-" "-"
 done
