@@ -380,6 +380,23 @@ BitexactCase CaseGenerator::spread_case() {
   }
 }
 
+BitexactCase CaseGenerator::thin_case() {
+  for (;;) {
+    ProgramBuilder b(rng_);
+    const uint32_t in_c = rng_.urange(40, 64);
+    const Slice in = b.tensor(in_c, rng_.urange(64, 112), rng_.urange(64, 112));
+    ConvChoice g = random_conv_choice(rng_, in_c);
+    g.groups = 1, g.out_c = rng_.urange(1, 3);
+    g.kh = rng_.pick<uint32_t>({3, 5}), g.kw = rng_.chance(0.7) ? g.kh : 3;
+    g.sh = g.sw = g.dh = g.dw = 1;
+    g.pt = g.pb = g.kh / 2, g.pl = g.pr = g.kw / 2;
+    // Over the emulator's direct-path task size (4 Mi MACs) per output channel: split by rows.
+    if (static_cast<uint64_t>(in.h) * in.w * in_c * g.kh * g.kw <= (4u << 20)) continue;
+    const std::optional<Slice> out = b.conv(in, g);
+    if (out) return b.finish("thin", in, *out, rng_.urange(1, 2));
+  }
+}
+
 BitexactCase CaseGenerator::pool_case() {
   for (;;) {
     ProgramBuilder b(rng_);

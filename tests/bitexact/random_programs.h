@@ -50,6 +50,9 @@ class CaseGenerator {
   // A 1x1 stride-1 conv of at most 32 filters: the kernel spreads pixel pairs over its lanes
   // (abi::schedule::spreads_pixels) wherever the tile's buffer pitch is its conv columns.
   BitexactCase spread_case();
+  // A conv of 1-3 filters over 40-64 channels of a 64-112 square map: the emulator's direct path
+  // (few filters) with more work per filter than one of its tasks, so its rows are split too.
+  BitexactCase thin_case();
   BitexactCase pool_case();
   BitexactCase add_case();
   // conv (+ fused pool) -> depthwise -> two convs into one concat tensor -> pool -> 1x1 conv ->

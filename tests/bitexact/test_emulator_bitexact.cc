@@ -121,6 +121,8 @@ TEST_F(BitexactTest, RandomWindowFoldLayers) { check(0x5, &CaseGenerator::fold_c
 
 TEST_F(BitexactTest, RandomSpreadLayers) { check(0x6, &CaseGenerator::spread_case, 120); }
 
+TEST_F(BitexactTest, RandomThinLargeLayers) { check(0x7, &CaseGenerator::thin_case, 12); }
+
 TEST_F(BitexactTest, RandomPoolLayers) { check(0x2, &CaseGenerator::pool_case, 80); }
 
 TEST_F(BitexactTest, RandomAddLayers) { check(0x3, &CaseGenerator::add_case, 50); }

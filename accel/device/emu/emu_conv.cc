@@ -1,6 +1,7 @@
 // kOpConv: geometry, weight packing and the split of a layer into pool tasks. The arithmetic is
 // in emu_conv_gemm.cc (im2col + GEMM) and emu_conv_direct.cc (thin groups).
 #include <algorithm>
+#include <cmath>
 
 #include "accel/device/emu/emu_conv_shape.h"
 
@@ -11,6 +12,12 @@ namespace {
 constexpr size_t kColumnBudget = 128 * 1024;
 // Output channels per group below which the direct path wins.
 constexpr uint32_t kMinGemmChannels = 4;
+// MACs a direct-path task aims at at most (~1 ms of the direct path on one core here): a thin layer
+// over a large input is split by rows as well as channels, so a run's deadline, which the pool
+// checks before each task, is kept to about that (a 256-channel 3x3 conv on 256x256 into one
+// channel was one 26 ms task). Depthwise layers' channel chunks stay whole (a 112x112 plane is
+// 113 k MACs).
+constexpr double kDirectTaskMacs = 4 << 20;
 
 uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
@@ -54,12 +61,19 @@ bool run_gemm_path(const LayerRun& run, const ConvShape& s) {
 bool run_direct_path(const LayerRun& run, const ConvShape& s) {
   const Chunks chunks = make_chunks(run.d.out_c, ceil_div(4 * run.pool.size(), run.batch));
   const size_t per_image = chunks.num();
-  const auto channels = [&](size_t t) {
+  const double chunk_macs = static_cast<double>(chunks.size) * s.conv_h * s.conv_w * s.k;
+  const auto wanted_blocks =
+      static_cast<uint32_t>(std::clamp(std::ceil(chunk_macs / kDirectTaskMacs), 1.0, 1.0 * s.conv_h));
+  const uint32_t rows = ceil_div(s.conv_h, wanted_blocks);
+  const uint32_t row_blocks = ceil_div(s.conv_h, rows);
+  const auto block = [&](size_t t) {
     const size_t c = t % per_image;
-    conv_direct_channels(run, s, static_cast<uint32_t>(t / per_image), static_cast<uint32_t>(chunks.begin(c)),
-                         static_cast<uint32_t>(chunks.end(c)));
+    const auto b = static_cast<uint32_t>(t / per_image % row_blocks);
+    conv_direct_channels(run, s, static_cast<uint32_t>(t / per_image / row_blocks),
+                         static_cast<uint32_t>(chunks.begin(c)), static_cast<uint32_t>(chunks.end(c)), b * rows,
+                         std::min(s.conv_h, (b + 1) * rows));
   };
-  return run.pool.parallel_for(run.batch * per_image, channels, run.deadline);
+  return run.pool.parallel_for(static_cast<size_t>(run.batch) * per_image * row_blocks, block, run.deadline);
 }
 
 bool run_fused_pool(const LayerRun& run, const ConvShape& s) {

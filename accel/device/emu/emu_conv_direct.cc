@@ -25,7 +25,8 @@ void accumulate_tap(const EmuKernels& kernels, uint32_t* acc, const int8_t* row,
 
 }  // namespace
 
-void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc_begin, uint32_t oc_end) {
+void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc_begin, uint32_t oc_end,
+                          uint32_t row_begin, uint32_t row_end) {
   thread_local std::vector<uint32_t> acc;
   acc.resize(s.conv_w);
   const uint32_t taps = s.kernel_h * s.kernel_w;
@@ -45,7 +46,7 @@ void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, u
     const int8_t* weights = run.weights + run.d.weight_offset + static_cast<size_t>(oc) * s.in_per_group * taps;
     const RequantParams q = conv_requant(run, oc);
     int8_t* out = conv_output(run, s, n, oc);
-    for (uint32_t oy = 0; oy < s.conv_h; ++oy) {
+    for (uint32_t oy = row_begin; oy < row_end; ++oy) {
       std::fill(acc.begin(), acc.end(), 0u);
       for (uint32_t ic = 0; ic < s.in_per_group; ++ic) {
         uint32_t live = 0;  // taps of this channel on an in-range input row

@@ -46,7 +46,8 @@ inline RequantParams conv_requant(const LayerRun& run, uint32_t oc) {
 // Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n.
 void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g, uint32_t row_begin,
                      uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);
-// Output channels [oc_begin, oc_end) (any groups) of image n, all rows.
-void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc_begin, uint32_t oc_end);
+// Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) (any groups) of image n.
+void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc_begin, uint32_t oc_end,
+                          uint32_t row_begin, uint32_t row_end);
 
 }  // namespace tessera::emu
