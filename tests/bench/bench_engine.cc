@@ -5,7 +5,8 @@
 // OpenCV's DNN module on the same ONNX files for comparison.
 //
 // Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME]
-// --only runs one model (fashion-mnist needs no --zoo); run_server_bench.sh uses it to put the
+// --only runs one model, fashion-mnist (needs no --zoo) or any model of the zoo (e.g. mobilenet_v2,
+// whose depthwise layers take the emulator's direct path); run_server_bench.sh uses it to put the
 // bare engine beside tesserad over gRPC on the same model.
 #include <algorithm>
 #include <atomic>
@@ -143,9 +144,15 @@ int run(int argc, char** argv) {
   std::printf("device: %s; %u hardware threads\n\n", device->info().name.c_str(), std::thread::hardware_concurrency());
 
   std::vector<BenchModel> models = {bundled_model(bundled)};
-  if (only.empty() || only != "fashion-mnist") {
+  if (only.empty()) {
     models.push_back(zoo_model(zoo, "squeezenet1_1"));
     models.push_back(zoo_model(zoo, "resnet18"));
+  } else if (only != "fashion-mnist") {
+    if (!std::filesystem::exists(zoo / only / "model.onnx")) {
+      std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", only.c_str(), zoo.string().c_str());
+      return 2;
+    }
+    models.push_back(zoo_model(zoo, only));
   }
   if (!only.empty()) {
     std::erase_if(models, [&](const BenchModel& m) { return m.name != only; });
