@@ -34,8 +34,10 @@ shell_files() {
 }
 
 check_shell() {
-  shell_files | xargs shellcheck -S warning
-  echo "shell: $(shell_files | wc -l) scripts, no shellcheck warning"
+  local files
+  mapfile -t files < <(shell_files)
+  shellcheck -S warning "${files[@]}"
+  echo "shell: ${#files[@]} scripts, no shellcheck warning"
 }
 
 check_format() {
