@@ -32,7 +32,7 @@ done
 [ -d "$images" ] || { echo "soak: no images in $images (ctest -R make_fmnist_images)" >&2; exit 2; }
 mkdir -p "$out"
 
-"$build/bin/tesserad" --models models --web-root web --grpc-port 0 --http-port 0 --device emu \
+"$build/bin/tesserad" --models models --web-root "$build/share/tessera/web" --grpc-port 0 --http-port 0 --device emu \
   >"$out/daemon.out" 2>"$out/daemon.log" &
 daemon=$!
 bench_pid=""

@@ -1,20 +1,52 @@
 #include "accel/runtime/model_config.h"
 
 #include <algorithm>
-#include <initializer_list>
-
 #include <fstream>
+#include <initializer_list>
+#include <system_error>
 
 #include "accel/common/toml_file.h"
 #include "accel/import/caffe/caffe_importer.h"
 
 namespace tessera {
 namespace {
+namespace fs = std::filesystem;
 
 // Errors about model.toml name the file and the key.
 Status config_error(const std::filesystem::path& file, const std::string& key, const std::string& why) {
   return Status::invalid_argument(file.string() + ": '" + key + "' " + why);
 }
+
+// Where the names model.toml gives resolve: relative to `files` (the version's folder, or the model
+// folder itself), and never outside `root` (the model folder), once ".." and symbolic links are
+// resolved. So a model folder cannot name /etc/passwd or ../../secret, and the repository's load
+// API cannot be turned into a file reader (the labels, for one, are served back to clients).
+struct NamedFiles {
+  fs::path toml;   // model.toml, for the errors
+  fs::path root;   // the model folder, canonical
+  fs::path files;  // what names are relative to, absolute
+
+  // The canonical path `name` (the value of `key`) names, or INVALID_ARGUMENT saying why not.
+  Result<fs::path> resolve(const std::string& key, const std::string& name) const {
+    const fs::path given(name);
+    if (given.has_root_path()) {
+      return config_error(toml, key, "must be a path inside the model folder, not the absolute path " + name);
+    }
+    std::error_code ec;
+    const fs::path resolved = fs::weakly_canonical(files / given, ec);
+    if (ec) {
+      return config_error(toml, key,
+                          "names " + (files / given).string() + ", which cannot be resolved: " + ec.message());
+    }
+    const fs::path inside = resolved.lexically_relative(root);
+    if (inside.empty() || *inside.begin() == "..") {
+      return config_error(toml, key,
+                          "names " + name + ", which resolves to " + resolved.string() + ", outside the model folder " +
+                              root.string() + " (\"..\" and symbolic links may not leave it)");
+    }
+    return resolved;
+  }
+};
 
 Result<std::string> required_string(const toml::table& table, const std::filesystem::path& file,
                                     const std::string& key) {
@@ -116,8 +148,7 @@ Result<PreprocessConfig> input_config(const toml::table& root, const std::filesy
   return in;
 }
 
-Result<QuantConfig> quant_config(const toml::table& root, const std::filesystem::path& file,
-                                 const std::filesystem::path& dir) {
+Result<QuantConfig> quant_config(const toml::table& root, const std::filesystem::path& file, const NamedFiles& named) {
   QuantConfig q;
   const auto* table = root["quantization"].as_table();
   if (!table) return q;
@@ -126,7 +157,7 @@ Result<QuantConfig> quant_config(const toml::table& root, const std::filesystem:
   if (const auto* node = table->get("calibration")) {
     auto value = node->value<std::string>();
     if (!value || value->empty()) return config_error(file, "quantization.calibration", "must be a folder name");
-    q.calibration_dir = dir / *value;
+    TESSERA_ASSIGN_OR_RETURN(q.calibration_dir, named.resolve("quantization.calibration", *value));
     if (!std::filesystem::is_directory(q.calibration_dir)) {
       return config_error(file, "quantization.calibration",
                           "names " + q.calibration_dir.string() + ", which is not a folder");
@@ -236,13 +267,15 @@ Result<VersionPolicy> version_policy(const toml::table& root, const std::filesys
   return policy;
 }
 
-// A file named by `key`, relative to the model folder; it must exist.
-Result<std::filesystem::path> existing_file(const toml::table& root, const std::filesystem::path& file,
-                                            const std::filesystem::path& dir, const std::string& key) {
-  TESSERA_ASSIGN_OR_RETURN(std::string name, required_string(root, file, key));
-  const auto path = dir / name;
+// A file named by `key`, inside the model folder; it must exist and be a regular file.
+Result<std::filesystem::path> existing_file(const toml::table& root, const NamedFiles& named, const std::string& key) {
+  TESSERA_ASSIGN_OR_RETURN(std::string name, required_string(root, named.toml, key));
+  TESSERA_ASSIGN_OR_RETURN(auto path, named.resolve(key, name));
+  if (!std::filesystem::exists(path)) {
+    return config_error(named.toml, key, "names " + path.string() + ", which does not exist");
+  }
   if (!std::filesystem::is_regular_file(path)) {
-    return config_error(file, key, "names " + path.string() + ", which does not exist");
+    return config_error(named.toml, key, "names " + path.string() + ", which is not a regular file");
   }
   return path;
 }
@@ -306,12 +339,11 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir, const st
                                            "input", "quantization", "batching", "instances", "version_policy"}));
   ModelConfig config;
   config.dir = std::filesystem::absolute(files_dir.empty() ? dir : files_dir);
+  std::error_code ec;
+  const NamedFiles named{file, std::filesystem::canonical(dir, ec), config.dir};
+  if (ec) return Status::not_found("model folder " + dir.string() + " cannot be resolved: " + ec.message());
   TESSERA_ASSIGN_OR_RETURN(config.name, required_string(root, file, "name"));
-  TESSERA_ASSIGN_OR_RETURN(std::string model_file, required_string(root, file, "file"));
-  config.file = config.dir / model_file;
-  if (!std::filesystem::exists(config.file)) {
-    return config_error(file, "file", "names " + config.file.string() + ", which does not exist");
-  }
+  TESSERA_ASSIGN_OR_RETURN(config.file, existing_file(root, named, "file"));
   if (const auto* node = root.get("format")) {
     auto value = node->value<std::string>();
     if (!value || (*value != "onnx" && *value != "caffe"))
@@ -320,9 +352,9 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir, const st
   }
   TESSERA_ASSIGN_OR_RETURN(config.input, input_config(root, file));
   if (config.format == "caffe") {
-    TESSERA_ASSIGN_OR_RETURN(config.weights, existing_file(root, file, config.dir, "weights"));
+    TESSERA_ASSIGN_OR_RETURN(config.weights, existing_file(root, named, "weights"));
     if (root.contains("mean_file")) {
-      TESSERA_ASSIGN_OR_RETURN(config.mean_file, existing_file(root, file, config.dir, "mean_file"));
+      TESSERA_ASSIGN_OR_RETURN(config.mean_file, existing_file(root, named, "mean_file"));
       TESSERA_ASSIGN_OR_RETURN(config.input.mean_image, mean_image(file, config.mean_file, config.input));
     }
   } else {
@@ -330,9 +362,9 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir, const st
       if (root.contains(key)) return config_error(file, key, "is only for format = \"caffe\"");
     }
   }
-  TESSERA_ASSIGN_OR_RETURN(std::string labels_file, required_string(root, file, "labels"));
-  TESSERA_ASSIGN_OR_RETURN(config.labels, read_labels(config.dir / labels_file));
-  TESSERA_ASSIGN_OR_RETURN(config.quantization, quant_config(root, file, config.dir));
+  TESSERA_ASSIGN_OR_RETURN(const auto labels_file, existing_file(root, named, "labels"));
+  TESSERA_ASSIGN_OR_RETURN(config.labels, read_labels(labels_file));
+  TESSERA_ASSIGN_OR_RETURN(config.quantization, quant_config(root, file, named));
   if (const auto* node = root.get("precision")) {
     auto value = node->value<std::string>();
     if (!value || (*value != "int8" && *value != "fp32"))

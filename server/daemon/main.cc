@@ -19,18 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The web UI's files: <prefix>/share/tessera/web beside an installed <prefix>/bin/tesserad; else
-// the source tree's web/ (a daemon run from its build tree; `npm ci` there fetched the page's
-// libraries into web/node_modules); else ./web.
+// The web UI's built site (web/CMakeLists.txt: only the page's own files): <prefix>/share/tessera/web
+// beside <prefix>/bin/tesserad, in an installed tree and in a build tree alike. Never the source
+// folder web/, which holds files that are not the site's (README.md, package.json, ...).
 fs::path default_web_root(const char* argv0) {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) exe = fs::absolute(argv0, ec);
-  const fs::path installed = exe.parent_path() / ".." / "share" / "tessera" / "web";
-  if (fs::is_regular_file(installed / "index.html", ec)) return installed.lexically_normal();
-  fs::path source = TESSERA_SOURCE_WEB_ROOT;
-  if (fs::is_regular_file(source / "index.html", ec)) return source;
-  return "web";
+  return (exe.parent_path() / ".." / "share" / "tessera" / "web").lexically_normal();
 }
 
 int run_daemon(int argc, char** argv) {

@@ -9,14 +9,13 @@
 namespace tessera::testing {
 
 std::filesystem::path bundled_models_dir() { return std::filesystem::path(TESSERA_SOURCE_DIR) / "models"; }
-std::filesystem::path web_root_dir() { return std::filesystem::path(TESSERA_SOURCE_DIR) / "web"; }
 
 TesseradProcess::TesseradProcess(std::vector<std::string> extra_args, const std::filesystem::path& models_dir) {
   log_file_ = std::filesystem::temp_directory_path() /
               ("tesserad-test-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()) + ".log");
-  std::vector<std::string> argv = {TESSERAD_PATH,          "--listen", "127.0.0.1", "--grpc-port",       "0",
-                                   "--http-port",          "0",        "--models",  models_dir.string(), "--web-root",
-                                   web_root_dir().string()};
+  // No --web-root: the build tree's default, the built site (<build>/share/tessera/web).
+  std::vector<std::string> argv = {TESSERAD_PATH, "--listen", "127.0.0.1", "--grpc-port",      "0",
+                                   "--http-port", "0",        "--models",  models_dir.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   child_ = std::make_unique<ChildProcess>(argv, log_file_);
   if (!child_->started()) {

@@ -14,14 +14,14 @@
 
 namespace tessera::testing {
 
-// The bundled model repository and web root of the source tree.
+// The bundled model repository of the source tree.
 std::filesystem::path bundled_models_dir();
-std::filesystem::path web_root_dir();
 
 class TesseradProcess {
  public:
-  // Starts tesserad --grpc-port 0 --http-port 0 --listen 127.0.0.1 --models `models_dir`
-  // --web-root web/ plus `extra_args`, and waits (bounded) for its startup line.
+  // Starts tesserad --grpc-port 0 --http-port 0 --listen 127.0.0.1 --models `models_dir` plus
+  // `extra_args`, and waits (bounded) for its startup line. Its web root is the default, the build
+  // tree's built site.
   explicit TesseradProcess(std::vector<std::string> extra_args = {},
                            const std::filesystem::path& models_dir = bundled_models_dir());
   ~TesseradProcess();  // kills the daemon if still running, removes its log
