@@ -131,6 +131,14 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
              double(int64_t{1} << 30)),
       number("max-image-pixels", "Largest accepted image (width x height, checked from the header)",
              &o.max_image_pixels, 1, 1e9),
+      number("http-body-budget-mb",
+             "HTTP: MiB of request bodies all connections may hold at once (at least one --max-image-bytes); a "
+             "request past it is answered 503 without its body being read",
+             &o.http_body_budget_mb, 1, 1 << 20),
+      number("kserve-json-body-multiple",
+             "KServe REST: a JSON infer body may be this many times its model's FP32 input written as JSON (24 bytes "
+             "a number; bytes and values), else 413 / 400",
+             &o.kserve_json_body_multiple, 1, 4096),
       path("web-root",
            "Static files of the web UI (default: <binary>/../share/tessera/web when installed, else the source "
            "tree's web/, else ./web)",
