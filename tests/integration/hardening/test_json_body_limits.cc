@@ -89,7 +89,7 @@ TEST_F(JsonBodyLimitsTest, DepthAndValueCountAreCheckedWhileParsing) {
   // Small in bytes, deep: refused by depth, not by what a parsed document would lack.
   HttpReply reply = client.post(kInfer, infer_body(nested(10'000)), "application/json");
   EXPECT_EQ(reply.status, 400);
-  EXPECT_NE(reply.body.find("nested deeper than"), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find("JSON nested deeper than"), std::string::npos) << reply.body;
   // Within the byte limit, too many values: refused while parsing, not after counting elements.
   reply = client.post(kInfer, infer_body(array_of("0", 100'000)), "application/json");
   EXPECT_EQ(reply.status, 400);
