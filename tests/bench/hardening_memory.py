@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Issue 24's memory figures (items 3 and 4), for a before/after comparison of tesserad builds.
 
-    /usr/bin/python3 tests/bench/hardening_memory.py TESSERAD [stream|json|all]
+    /usr/bin/python3 tests/bench/hardening_memory.py TESSERAD [stream|json|watch|all]
 
 stream: one ClassifyStream whose client writes up to 400,000 requests and never reads; prints
         how many writes went through before they stalled (3 s without progress, or all), the
@@ -9,6 +9,9 @@ stream: one ClassifyStream whose client writes up to 400,000 requests and never 
 json:   on a fresh daemon each, POSTs to /v2/models/fashion-mnist/infer: a 16 MiB body of
         nested arrays, the same four at once, a 10 MB body 5 M levels deep, a flat array of
         8.4 M numbers; prints the answers, VmHWM (peak) and VmRSS 2 s after (kept), baseline first.
+watch:  20 WatchTelemetry calls (every 50 ms) and 20 server-sent event streams (/v1/telemetry/stream,
+        every 100 ms, a 4 KiB receive buffer) that never read, for 60 s (--http-write-timeout-s 5);
+        prints VmRSS every 10 s and how many event streams the daemon has closed.
 Uses the bundled model (models/) and the test images of $TESSERA_BUILD_DIR (build)/testdata/fmnist_images.
 """
 import glob
@@ -146,6 +149,34 @@ def json_cases(binary):
     json_case(binary, "flat 8.4 M numbers", b"[" + b",".join([b"0"] * (sixteen // 2 - 1)) + b"]")
 
 
+def watch(binary):
+    d = Daemon(binary, "--http-write-timeout-s", "5")
+    print(f"watch: baseline {mem(d.pid)}")
+    channel = grpc.insecure_channel(d.grpc)
+    method = channel.unary_stream("/tessera.v1.Telemetry/WatchTelemetry", request_serializer=lambda b: b,
+                                  response_deserializer=lambda b: b)
+    calls = [method(bytes([0x08, 50])) for _ in range(20)]  # interval_ms = 50, never iterated
+    host, port = d.http.rsplit(":", 1)
+    sockets = []
+    for _ in range(20):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect((host, int(port)))
+        s.sendall(b"GET /v1/telemetry/stream?interval_ms=100 HTTP/1.1\r\nHost: x\r\n\r\n")
+        sockets.append(s)
+    for t in range(6):
+        time.sleep(10)
+        states = subprocess.run(["ss", "-tn", "state", "established", f"( sport = :{port} )"], capture_output=True,
+                                text=True).stdout.count("\n") - 1
+        print(f"watch: {10 * (t + 1)} s: {mem(d.pid)}; {states} HTTP connections still open on the daemon's side")
+    for c in calls:
+        c.cancel()
+    for s in sockets:
+        s.close()
+    channel.close()
+    d.stop()
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
     what = sys.argv[2] if len(sys.argv) > 2 else "all"
@@ -155,6 +186,8 @@ def main():
         stream(binary, build)
     if what in ("json", "all"):
         json_cases(binary)
+    if what in ("watch", "all"):
+        watch(binary)
 
 
 if __name__ == "__main__":
