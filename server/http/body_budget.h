@@ -2,6 +2,8 @@
 // Content-Length, or its route's limit when chunked) before reading it, and the reservation is
 // given back when the request is answered. So concurrent large bodies hold at most the budget,
 // whatever the number of connections; a request past it is refused 503 without being read.
+// Bodies of at most kUnbudgetedBodyBytes skip it, so clients that trickle large bodies in (each
+// holding its share up to the read timeout) cannot starve small requests.
 #pragma once
 
 #include <atomic>
@@ -9,6 +11,8 @@
 #include <optional>
 
 namespace tessera {
+
+inline constexpr uint64_t kUnbudgetedBodyBytes = 64 << 10;
 
 class BodyBudget {
  public:

@@ -115,7 +115,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     if (length && *length > request_body_limit_) return bad_request_answer(http::error::body_limit);
     parser_->body_limit(request_body_limit_);
     const uint64_t bytes = parser_->chunked() ? request_body_limit_ : length.value_or(0);
-    if (!limits_.body_budget || bytes == 0) return std::nullopt;
+    if (!limits_.body_budget || bytes <= kUnbudgetedBodyBytes) return std::nullopt;
     auto reserved = limits_.body_budget->try_reserve(bytes);
     if (!reserved) {
       return make_error_response(503, "RESOURCE_EXHAUSTED",
