@@ -223,6 +223,16 @@ Status Daemon::start_grpc(const Startup& startup) {
   return Status::ok();
 }
 
+void Daemon::set_body_limits(HttpSessionLimits& limits) {
+  // One body of the connection's limit always fits, whatever the budget says.
+  const uint64_t budget =
+      std::max(static_cast<uint64_t>(options_.http_body_budget_mb) << 20, static_cast<uint64_t>(limits.body_limit));
+  limits.body_budget = std::make_shared<BodyBudget>(budget);
+  routes_->set_json_body_multiple(static_cast<uint32_t>(options_.kserve_json_body_multiple));
+  spdlog::info("limits: http request bodies {} bytes each, {} bytes at once; a KServe JSON body {}x its model's input",
+               limits.body_limit, budget, options_.kserve_json_body_multiple);
+}
+
 Status Daemon::start_http(Startup& startup) {
   if (!startup.peers.empty()) spdlog::info("fleet: {} peer(s): {}", startup.peers.size(), options_.peers);
   fleet_ = std::make_unique<fleet::FleetService>(std::move(startup.peers),
@@ -238,6 +248,7 @@ Status Daemon::start_http(Startup& startup) {
   http_options.limits.write_timeout = std::chrono::seconds(options_.http_write_timeout_s);
   http_options.limits.max_in_flight = static_cast<size_t>(options_.http_max_in_flight);
   http_options.tls = startup.https;
+  set_body_limits(http_options.limits);
   TESSERA_ASSIGN_OR_RETURN(http_, HttpServer::start(http_options, *routes_));
   fleet_->set_self_target(join_host_port(options_.listen, http_->port()));
   return Status::ok();

@@ -20,6 +20,7 @@ class BearerTokens;
 class GrpcServer;
 class HttpRoutes;
 class HttpServer;
+struct HttpSessionLimits;
 class InferenceQueue;
 class ModelRepository;
 class ClassifierService;
@@ -49,6 +50,10 @@ struct DaemonOptions {
   int http_port = 8080;   // 0 picks a free port
   int64_t max_image_bytes = 16 << 20;
   int64_t max_image_pixels = 40'000'000;
+  // Request bodies all HTTP connections may hold at once (MiB; at least one max_image_bytes).
+  int http_body_budget_mb = 64;
+  // A KServe JSON infer body: at most this many times its model's FP32 input as JSON (bytes, values).
+  int kserve_json_body_multiple = 16;
   std::filesystem::path web_root = "web";
   int workers = 2;  // batches in flight at once, per device instance
   int http_threads = 2;
@@ -120,6 +125,8 @@ class Daemon {
   void apply_readiness();
   // The fleet service, the HTTP routes and their server.
   Status start_http(Startup& startup);
+  // The request-body budget of every HTTP connection and the routes' KServe JSON limit.
+  void set_body_limits(HttpSessionLimits& limits);
 
   const DaemonOptions options_;
   std::unique_ptr<ModelRepository> models_;

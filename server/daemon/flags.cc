@@ -107,6 +107,20 @@ std::vector<DaemonFlag> device_flags(DaemonOptions& o) {
   };
 }
 
+// What request bodies may cost: the HTTP body budget and the KServe JSON body limit.
+std::vector<DaemonFlag> request_body_flags(DaemonOptions& o) {
+  return {
+      number("http-body-budget-mb",
+             "HTTP: MiB of request bodies all connections may hold at once (at least one --max-image-bytes); a "
+             "request past it is answered 503 without its body being read",
+             &o.http_body_budget_mb, 1, 1 << 20),
+      number("kserve-json-body-multiple",
+             "KServe REST: a JSON infer body may be this many times its model's FP32 input written as JSON (24 bytes "
+             "a number; bytes and values), else 413 / 400",
+             &o.kserve_json_body_multiple, 1, 4096),
+  };
+}
+
 }  // namespace
 
 std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
@@ -185,6 +199,8 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
   };
   std::vector<DaemonFlag> devices = device_flags(o);
   flags.insert(flags.end(), std::make_move_iterator(devices.begin()), std::make_move_iterator(devices.end()));
+  std::vector<DaemonFlag> bodies = request_body_flags(o);
+  flags.insert(flags.end(), std::make_move_iterator(bodies.begin()), std::make_move_iterator(bodies.end()));
   return flags;
 }
 

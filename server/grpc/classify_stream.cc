@@ -141,7 +141,9 @@ void ClassifyStreamReactor::step() {
       answers_.pop_front();
       write_in_flight_ = write = true;
     }
-    if (!read_in_flight_ && !reads_done_ && pending_ < kMaxPendingPerStream) {
+    // Unsent answers count with the requests in the batcher: a client that does not read stops
+    // the reading here, and its own writes then stall on flow control.
+    if (!read_in_flight_ && !reads_done_ && pending_ + answers_.size() < kMaxPendingPerStream) {
       reading_ = std::make_unique<v1::ClassifyRequest>();
       read_into = reading_.get();
       read_in_flight_ = true;

@@ -1,7 +1,9 @@
 // ClassifyStream's reactor: reads requests as they come, hands each to the batcher (so a
 // stream's images batch with each other and with other callers'), and writes each answer as it
 // finishes, tagged with its request id. At most kMaxPendingPerStream requests of one stream are
-// in the batcher at once: reading pauses until one is answered (back-pressure to the client).
+// in the batcher or answered and not yet written at once: reading pauses until an answer is
+// written, so a client that sends and never reads is held back by HTTP/2 flow control instead
+// of growing the daemon's memory.
 // Ends OK once the client half-closed and every answer is written; a cancelled stream drops
 // what is still queued and ends when the batcher has answered it all.
 #pragma once
@@ -48,7 +50,7 @@ class ClassifyStreamReactor final : public grpc::ServerBidiReactor<v1::ClassifyR
   std::mutex mu_;
   std::unique_ptr<v1::ClassifyRequest> reading_;              // target of the read in progress
   std::list<std::unique_ptr<v1::ClassifyRequest>> requests_;  // submitted, kept until answered
-  std::deque<v1::ClassifyResponse> answers_;                  // waiting to be written
+  std::deque<v1::ClassifyResponse> answers_;                  // waiting to be written (with pending_, bounded)
   v1::ClassifyResponse writing_;                              // the write in progress
   size_t pending_ = 0;                                        // submitted to the batcher, not yet answered
   bool read_in_flight_ = false;

@@ -53,6 +53,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     bool keep_alive = false;
     std::optional<HttpResponse> response;
     std::optional<HttpEventStream> stream;
+    BodyBudget::Reservation body;  // the request body's share of the daemon's budget, until answered
   };
 
   PlainStream& lowest() { return beast::get_lowest_layer(stream_); }
@@ -82,14 +83,52 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   void do_read() {
     parser_.emplace();
     parser_->body_limit(limits_.body_limit);
+    request_body_limit_ = limits_.body_limit;
     lowest().expires_after(limits_.read_timeout);
     reading_ = true;
+    // The head first: the body's limit and its share of the daemon's budget depend on it.
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&HttpSession::on_header, this->shared_from_this()));
+  }
+
+  void on_header(beast::error_code ec, size_t bytes) {
+    if (ec || event_stream_due()) return on_read(ec, bytes);
+    if (std::optional<HttpResponse> refused = admit_body()) {
+      // The body stays unread: answer, then close (the close drains what the client still sends).
+      reading_ = false;
+      read_done_ = true;
+      beast::error_code ignored;
+      const auto peer = lowest().socket().remote_endpoint(ignored);
+      spdlog::warn("http {}:{}: refused request: {}", peer.address().to_string(), peer.port(), refused->body());
+      on_answer(add_pending(parser_->get().version(), false), std::move(*refused));
+      return;
+    }
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&HttpSession::on_read, this->shared_from_this()));
   }
 
+  // Sets the body limit of the request whose head was read (its route's, HttpHandler::body_limit)
+  // and reserves its body from the daemon's budget; or the answer refusing it (413, 503).
+  std::optional<HttpResponse> admit_body() {
+    request_body_limit_ = handler_.body_limit(parser_->get(), limits_.body_limit);
+    const auto length = parser_->content_length();
+    if (length && *length > request_body_limit_) return bad_request_answer(http::error::body_limit);
+    parser_->body_limit(request_body_limit_);
+    const uint64_t bytes = parser_->chunked() ? request_body_limit_ : length.value_or(0);
+    if (!limits_.body_budget || bytes <= kUnbudgetedBodyBytes) return std::nullopt;
+    auto reserved = limits_.body_budget->try_reserve(bytes);
+    if (!reserved) {
+      return make_error_response(503, "RESOURCE_EXHAUSTED",
+                                 "the server holds its limit of request bodies now (" +
+                                     std::to_string(limits_.body_budget->capacity()) + " bytes); try again later");
+    }
+    body_reservation_ = std::move(*reserved);
+    return std::nullopt;
+  }
+
   void on_read(beast::error_code ec, size_t /*bytes*/) {
     reading_ = false;
+    BodyBudget::Reservation body = std::move(body_reservation_);  // given back with the answer, or now
     if (event_stream_due()) {
       // The stream's hand-over cancelled this read (or it ended meanwhile): no more requests here.
       hand_over();
@@ -102,6 +141,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     HttpRequest request = parser_->release();
     const bool keep_alive = request.keep_alive();
     const uint64_t seq = add_pending(request.version(), keep_alive);
+    pending_.back().body = std::move(body);
     if (!keep_alive) read_done_ = true;
     handler_.handle(std::move(request), responder_for(seq));
     maybe_read_more();
@@ -134,7 +174,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     if (ec == http::error::body_limit) {
       return make_error_response(
           413, "INVALID_ARGUMENT",
-          "the request body is larger than the limit of " + std::to_string(limits_.body_limit) + " bytes");
+          "the request body is larger than the limit of " + std::to_string(request_body_limit_) + " bytes");
     }
     if (ec == http::error::header_limit) {
       return make_error_response(431, "INVALID_ARGUMENT", "the request header is too large");
@@ -144,7 +184,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
 
   // Queues a new request slot and returns its sequence number.
   uint64_t add_pending(unsigned version, bool keep_alive) {
-    pending_.push_back({version, keep_alive, std::nullopt, std::nullopt});
+    pending_.push_back({version, keep_alive, std::nullopt, std::nullopt, {}});
     return front_seq_ + pending_.size() - 1;
   }
 
@@ -254,6 +294,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   typename Stream::executor_type strand_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  uint64_t request_body_limit_ = 0;           // the body limit of the request being read
+  BodyBudget::Reservation body_reservation_;  // its body's bytes, from the head until it is read
   const HttpSessionLimits& limits_;
   HttpHandler& handler_;
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <concepts>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@ namespace tessera {
 
 using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
+using HttpRequestHeader = boost::beast::http::request_header<>;
 
 // What keeps an event stream (server-sent events) going: the session asks it for the next
 // event right after the head and then every interval(), on the session's strand; no thread
@@ -76,6 +78,9 @@ class HttpHandler {
   virtual ~HttpHandler() = default;
   // Must not block on slow work: answer inline, or later from another thread.
   virtual void handle(HttpRequest request, HttpResponder respond) = 0;
+  // The largest body the request with this `header` may have, at most `limit` (the connection's);
+  // asked before the body is read, so a route that takes small bodies never buffers a large one.
+  virtual uint64_t body_limit(const HttpRequestHeader& /*header*/, uint64_t limit) const { return limit; }
 };
 
 }  // namespace tessera

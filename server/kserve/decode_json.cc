@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,32 @@ Status flatten(const json& data, size_t max_depth, std::vector<const json*>& out
     }
   }
   return Status::ok();
+}
+
+// Thrown by parse_bounded's callback: the body is past a JsonBodyLimits bound.
+class BoundExceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// json::parse with the depth and value count checked at each parser event, so a body past them
+// stops before its document grows: nlohmann builds the document as it goes.
+json parse_bounded(std::string_view body, const JsonBodyLimits& bounds) {
+  size_t values = 0;
+  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& /*parsed*/) {
+    if (event == json::parse_event_t::key || event == json::parse_event_t::object_end ||
+        event == json::parse_event_t::array_end) {
+      return true;
+    }
+    if (static_cast<size_t>(depth) >= bounds.max_depth) {
+      throw BoundExceeded("JSON nested deeper than " + std::to_string(bounds.max_depth) + " levels");
+    }
+    if (++values > bounds.max_values) {
+      throw BoundExceeded("more than " + std::to_string(bounds.max_values) + " JSON values");
+    }
+    return true;
+  };
+  return json::parse(body, check);
 }
 
 std::string element_field(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
@@ -189,11 +216,32 @@ Result<InferRequest> decode_infer_request_json(const json& body, const ModelSign
   return request;
 }
 
+JsonBodyLimits json_body_limits(const ModelSignature& model, uint32_t multiple) {
+  constexpr uint64_t kCharsPerNumber = 24;  // "-1.2345678901234567e-05,"
+  constexpr uint64_t kEnvelopeBytes = 4096;
+  const uint64_t elements = static_cast<uint64_t>(std::max(model.channels, 1)) *
+                            static_cast<uint64_t>(std::max(model.height, 1)) *
+                            static_cast<uint64_t>(std::max(model.width, 1));
+  JsonBodyLimits out;
+  out.max_bytes = multiple * (elements * kCharsPerNumber + kEnvelopeBytes);
+  out.max_values = static_cast<size_t>(multiple * (elements + 1024));
+  out.max_depth = kMaxJsonDepth;
+  return out;
+}
+
 Result<InferRequest> decode_infer_request_body(std::string_view body, const ModelSignature& model,
-                                               const DecodeLimits& limits) {
+                                               const DecodeLimits& limits, const JsonBodyLimits* json_limits) {
+  const JsonBodyLimits derived = json_body_limits(model);
+  const JsonBodyLimits& bounds = json_limits != nullptr ? *json_limits : derived;
+  if (body.size() > bounds.max_bytes) {
+    return Status::invalid_argument("request body: " + std::to_string(body.size()) + " bytes; model '" + model.name +
+                                    "' takes at most " + std::to_string(bounds.max_bytes));
+  }
   json parsed;
   try {
-    parsed = json::parse(body);
+    parsed = parse_bounded(body, bounds);
+  } catch (const BoundExceeded& e) {
+    return Status::invalid_argument(std::string("request body: ") + e.what());
   } catch (const json::parse_error& e) {
     return Status::invalid_argument("request body: not valid JSON (error at byte " + std::to_string(e.byte) + ")");
   } catch (const json::exception& e) {

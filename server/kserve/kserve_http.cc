@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -104,7 +105,21 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveHttp::KserveHttp(ModelRepository& models, Admission& admission) : models_(models), admission_(admission) {}
+KserveHttp::KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple)
+    : models_(models), admission_(admission), json_body_multiple_(json_body_multiple) {}
+
+uint64_t KserveHttp::body_limit(const ModelRepository& models, const HttpRequestHeader& header, uint64_t limit,
+                                uint32_t json_body_multiple) {
+  const std::string_view path = split_target(header.target()).path;
+  const auto parsed =
+      path.starts_with(kModelsPrefix) ? parse_model_path(path.substr(kModelsPrefix.size())) : std::nullopt;
+  if (header.method() != http::verb::post || !parsed || parsed->action != "infer") {
+    return std::min(limit, kNoBodyRouteLimit);
+  }
+  auto model = find_model(models, parsed->model, parsed->version);
+  if (!model) return std::min(limit, kNoBodyRouteLimit);
+  return std::min(limit, json_body_limits(model->signature, json_body_multiple).max_bytes);
+}
 
 void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   const std::string path(split_target(request.target()).path);
@@ -174,8 +189,9 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   }
   auto model = find_model(models_, model_name, version);
   if (!model) return refuse(admission_.refuse(admission, model.status()));
-  auto decoded =
-      decode_infer_request_body(request.body(), model->signature, admission_.queue().options().decode_limits);
+  const JsonBodyLimits json_limits = json_body_limits(model->signature, json_body_multiple_);
+  auto decoded = decode_infer_request_body(request.body(), model->signature, admission_.queue().options().decode_limits,
+                                           &json_limits);
   if (!decoded) return refuse(admission_.refuse(admission, decoded.status()));
 
   auto pending = std::make_shared<PendingInfer>();

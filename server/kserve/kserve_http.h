@@ -5,9 +5,12 @@
 //   GET  /v2/models/{m}[/versions/{v}]/ready          200, 400 when draining, 404 unknown model
 //   POST /v2/models/{m}[/versions/{v}]/infer          inference (JSON body; decode_json.h)
 // Errors are {"error": "<message>"} with the status of http_status_for() in http/responses.h (a
-// full queue: 503 with Retry-After). HEAD is answered like GET without the body.
+// full queue: 503 with Retry-After). HEAD is answered like GET without the body. An infer body
+// may be at most the model's JSON limit (decode_json.h, json_body_limits with
+// --kserve-json-body-multiple); the other routes read no body and take at most kNoBodyRouteLimit.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "server/http/types.h"
@@ -19,11 +22,20 @@ class ModelRepository;
 
 namespace tessera::kserve {
 
+// The body limit of routes that do not read their body.
+inline constexpr uint64_t kNoBodyRouteLimit = 64 << 10;
+
 // A view over the daemon's parts; cheap to make per request. Inference requests go through
 // `admission`, the HTTP routes' (whose in-flight tracker shutdown drains; readiness reads it).
 class KserveHttp {
  public:
-  KserveHttp(ModelRepository& models, Admission& admission);
+  // `json_body_multiple`: json_body_limits' multiple for infer bodies.
+  KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple);
+
+  // HttpHandler::body_limit for a request under /v2, at most `limit`: an infer request's model's
+  // JSON byte limit (an unknown model's: kNoBodyRouteLimit; the answer is 404 anyway).
+  static uint64_t body_limit(const ModelRepository& models, const HttpRequestHeader& header, uint64_t limit,
+                             uint32_t json_body_multiple);
 
   // Answers a request whose path is /v2 or under /v2/: inline, or for inference from the queue's
   // callback.
@@ -34,6 +46,7 @@ class KserveHttp {
 
   ModelRepository& models_;
   Admission& admission_;
+  const uint32_t json_body_multiple_;
 };
 
 }  // namespace tessera::kserve

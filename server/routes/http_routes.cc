@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "server/http/responses.h"
 #include "server/http/static_files.h"
 #include "server/http/url.h"
+#include "server/kserve/decode_json.h"
 #include "server/kserve/kserve_http.h"
 #include "server/metrics/exposition.h"
 #include "server/models/model_repository.h"
@@ -37,7 +39,15 @@ HttpRoutes::HttpRoutes(ModelRepository& models, InferenceQueue& queue, std::file
       stats_(stats),
       tokens_(tokens),
       fleet_(fleet),
-      admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
+      admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes),
+      json_body_multiple_(kserve::kDefaultJsonBodyMultiple) {}
+
+uint64_t HttpRoutes::body_limit(const HttpRequestHeader& header, uint64_t limit) const {
+  const std::string_view path = split_target(header.target()).path;
+  if (path == "/v1/classify") return limit;
+  if (path.starts_with("/v2/")) return kserve::KserveHttp::body_limit(models_, header, limit, json_body_multiple_);
+  return std::min(limit, kserve::kNoBodyRouteLimit);
+}
 
 void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   const std::string_view path = split_target(request.target()).path;
@@ -74,7 +84,7 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
     return reply(get ? make_text_response(200, "ok\n") : method_not_allowed("GET, HEAD"));
   }
   if (path.starts_with("/v2/") || path == "/v2") {
-    return kserve::KserveHttp(models_, admission_).handle(std::move(request), std::move(respond));
+    return kserve::KserveHttp(models_, admission_, json_body_multiple_).handle(std::move(request), std::move(respond));
   }
   if (path.starts_with("/v1/") || path == "/v1") {
     return reply(make_error_response(Status::not_found("no such endpoint: " + std::string(path))));

@@ -35,6 +35,12 @@ class HttpRoutes final : public HttpHandler {
   // Inference (/v1/classify, KServe's infer) goes through admission to the queue and answers
   // from the worker's callback; the rest answer inline.
   void handle(HttpRequest request, HttpResponder respond) override;
+  // /v1/classify: the connection's limit; a KServe infer: its model's JSON limit; every other
+  // route reads no body: kserve::kNoBodyRouteLimit.
+  uint64_t body_limit(const HttpRequestHeader& header, uint64_t limit) const override;
+  // The multiple of a model's input a KServe JSON body may be (kserve::json_body_limits); before
+  // the server starts.
+  void set_json_body_multiple(uint32_t multiple) { json_body_multiple_ = multiple; }
 
   // Classify requests waiting for the queue and open event streams; shutdown drains them.
   InFlightTracker& in_flight() { return in_flight_; }
@@ -54,6 +60,7 @@ class HttpRoutes final : public HttpHandler {
   InFlightTracker in_flight_;
   Admission admission_;  // over in_flight_
   EventStreamHub event_streams_;
+  uint32_t json_body_multiple_;
 };
 
 }  // namespace tessera
