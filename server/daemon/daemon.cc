@@ -196,6 +196,8 @@ void Daemon::start_telemetry_and_queue() {
   queue_options.workers = options_.workers * static_cast<int>(std::max<size_t>(1, models_->devices().size()));
   queue_options.decode_limits.max_bytes = options_.max_image_bytes;
   queue_options.decode_limits.max_pixels = options_.max_image_pixels;
+  queue_options.decode_limits.max_pixel_ratio = options_.max_image_pixel_ratio;
+  queue_options.decode_limits.max_png_pixels_per_byte = options_.max_png_pixels_per_byte;
   // The queue reports to the stats and the stats read the queue's depths: stats first, then the
   // queue, then the stats learn of the queue (before any job).
   stats_ = std::make_unique<telemetry::ServerStats>(models_.get(), std::move(device_labels), nullptr);

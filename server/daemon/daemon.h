@@ -49,6 +49,11 @@ struct DaemonOptions {
   int http_port = 8080;   // 0 picks a free port
   int64_t max_image_bytes = 16 << 20;
   int64_t max_image_pixels = 40'000'000;
+  // A PNG over this many times the model's input pixels must hold at most max_png_pixels_per_byte
+  // pixels per encoded byte (its decode cost bounded by the model's need or the sender's bytes);
+  // a JPEG is decoded DCT-scaled to the smallest size the model's resize needs.
+  double max_image_pixel_ratio = 1024;
+  double max_png_pixels_per_byte = 32;
   std::filesystem::path web_root = "web";
   int workers = 2;  // batches in flight at once, per device instance
   int http_threads = 2;
