@@ -16,6 +16,7 @@
 #include "tests/integration/grpc_health.h"
 #include "tests/integration/raw_connection.h"
 #include "tests/integration/temp_file.h"
+#include "tests/integration/test_certs.h"
 
 namespace tessera::testing {
 namespace {
@@ -219,6 +220,34 @@ TEST_F(GrpcTokenDoorsTest, TwoAuthorizationHeadersAreRefusedOverHttp) {
     EXPECT_EQ(http_status_of(answer), 401) << answer;
     EXPECT_NE(answer.find("more than one Authorization header"), std::string::npos) << answer;
   }
+}
+
+// The same check on the TLS port (core SSL credentials carry the processor too).
+TEST(GrpcTokenDoorsTls, TheTokenIsCheckedOverTlsToo) {
+  const TestCerts certs;
+  if (!certs.ok()) GTEST_SKIP() << "cannot make test certificates: " << certs.error();
+  const TempFile tokens(std::string(kToken) + "\n");
+  std::vector<std::string> args = certs.daemon_args();
+  args.insert(args.end(), {"--auth-tokens", tokens.path.string()});
+  TesseradProcess daemon(args);
+  ASSERT_TRUE(daemon.ok()) << daemon.error();
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = read_file(certs.ca());
+  grpc::ChannelArguments channel_args;
+  channel_args.SetSslTargetNameOverride("localhost");
+  auto stub = v1::Classifier::NewStub(
+      grpc::CreateCustomChannel(daemon.grpc_address(), grpc::SslCredentials(options), channel_args));
+  auto list = [&](const std::string& authorization) {
+    grpc::ClientContext context;
+    if (!authorization.empty()) context.AddMetadata("authorization", authorization);
+    context.set_deadline(std::chrono::system_clock::now() + kTimeout);
+    v1::ListModelsResponse response;
+    return stub->ListModels(&context, v1::ListModelsRequest(), &response);
+  };
+  const grpc::Status without = list("");
+  EXPECT_EQ(without.error_code(), grpc::StatusCode::UNAUTHENTICATED) << without.error_message();
+  const grpc::Status with = list(std::string("Bearer ") + kToken);
+  EXPECT_TRUE(with.ok()) << with.error_message() << "\n" << daemon.log();
 }
 
 }  // namespace
