@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 all_targets=(fuzz_image_decode fuzz_multipart fuzz_url_query fuzz_http_routes fuzz_kserve_json fuzz_kserve_proto
-             fuzz_onnx_import fuzz_caffe_import fuzz_model_toml fuzz_daemon_config fuzz_emu_program)
+             fuzz_onnx_import fuzz_caffe_import fuzz_model_toml fuzz_daemon_config fuzz_emu_program fuzz_fleet_rows)
 if [ ${#targets[@]} -eq 0 ]; then targets=("${all_targets[@]}"); fi
 
 build=${TESSERA_ASAN_BUILD_DIR:-$root/build-asan}

@@ -192,6 +192,23 @@ def emu_programs():
     yield "pool", header1 + struct.pack("<6H", 1, 8, 8, 1, 4, 4) + buffers + pool
 
 
+def fleet_answers():
+    """A peer's /v1/telemetry and /v2/health/ready answers (fuzz_fleet_rows: [status]telemetry\\0ready)."""
+    import json
+    latency = [{"stage": "queue", "p99_us": 900, "count": 4}, {"stage": "total", "p99_us": 1500, "count": 4}]
+    telemetry = {"device_kind": "emu", "board": "zcu102", "power_watts": 3.25, "temperature_c": None,
+                 "images_per_second": 12.5, "queue_depth": 3, "ready": True,
+                 "models": [{"name": "fashion-mnist", "latency": latency}],
+                 "devices": [{"index": 0, "state": "serving", "images_per_second": 12.5, "power_watts": 3.25,
+                              "temperature_c": None, "fabric_utilization": 0.5}]}
+    ready = '{"ready":true}'
+    yield "healthy", b"\0" + json.dumps(telemetry).encode() + b"\0" + ready.encode()
+    yield "ready-a-string", b"\0" + json.dumps(dict(telemetry, ready="yes")).encode() + b"\0" + b'{"ready":"yes"}'
+    bad_stage = dict(telemetry, models=[{"name": 5, "latency": [{"stage": 5, "p99_us": "1", "count": None}]}])
+    yield "stage-a-number", b"\0" + json.dumps(bad_stage).encode() + b"\0" + ready.encode()
+    yield "unauthorized", b"\x0f" + b'{"error":{"message":"missing bearer token"}}\0' + b'{"error":{"code":16}}'
+
+
 def main():
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "build-asan/fuzz-seeds")
     imgs = images()
@@ -218,6 +235,8 @@ def main():
     write(out, "fuzz_daemon_config", "tesserad.toml", (ROOT / "deploy" / "tesserad.toml").read_bytes())
     for name, data in emu_programs():
         write(out, "fuzz_emu_program", name + ".bin", data)
+    for name, data in fleet_answers():
+        write(out, "fuzz_fleet_rows", name, data)
     print(f"make_fuzz_corpus: seeds in {out}")
 
 

@@ -52,6 +52,11 @@ Result<Image> decode_jpeg(std::span<const uint8_t> bytes, int want_channels, con
   }
   TESSERA_RETURN_IF_ERROR(check_dimensions("JPEG", width, height, limits));
 
+  // The DCT scale: libjpeg-turbo decodes straight to the smaller size, skipping most of the work.
+  const JpegScale scale = jpeg_scale_for(width, height, limits);
+  const tjscalingfactor factor{scale.num, scale.denom};
+  width = TJSCALED(width, factor);
+  height = TJSCALED(height, factor);
   Image image;
   image.width = width;
   image.height = height;
@@ -76,6 +81,22 @@ Result<Image> decode_jpeg(std::span<const uint8_t> bytes, int want_channels, con
   const std::string second = tjGetErrorStr2(tj);
   if (second != first) return Status::invalid_argument("corrupt JPEG: " + second);
   return image;
+}
+
+JpegScale jpeg_scale_for(int width, int height, const DecodeLimits& limits) {
+  JpegScale best;
+  if (limits.target_width <= 0 || limits.target_height <= 0) return best;
+  int count = 0;
+  const tjscalingfactor* factors = tjGetScalingFactors(&count);
+  for (int i = 0; factors != nullptr && i < count; ++i) {
+    const tjscalingfactor f = factors[i];
+    // 1/2, 1/4, 1/8 only: libjpeg-turbo's SIMD scales; an image under twice the input keeps its pixels.
+    if (f.num != 1 || f.denom == 1) continue;
+    if (TJSCALED(width, f) < limits.target_width || TJSCALED(height, f) < limits.target_height) continue;
+    // Smaller than the best so far: num/denom < best.num/best.denom.
+    if (int64_t{f.num} * best.denom < int64_t{best.num} * f.denom) best = {f.num, f.denom};
+  }
+  return best;
 }
 
 }  // namespace tessera::image_internal

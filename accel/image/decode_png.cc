@@ -61,6 +61,7 @@ Result<Image> decode_png(std::span<const uint8_t> bytes, int want_channels, cons
   }
   if (error != 0) return png_error(error);
   TESSERA_RETURN_IF_ERROR(check_dimensions("PNG", ihdr.width, ihdr.height, limits));
+  TESSERA_RETURN_IF_ERROR(check_png_cost(ihdr.width, ihdr.height, bytes.size(), limits));
 
   spng_trns trns{};
   error = spng_get_trns(ctx, &trns);

@@ -1,5 +1,7 @@
 #include "accel/image/image.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -74,6 +76,24 @@ Status check_dimensions(const char* format, int64_t width, int64_t height, const
                                     " pixels; the limit is " + std::to_string(limits.max_pixels) + " pixels");
   }
   return Status::ok();
+}
+
+Status check_png_cost(int64_t width, int64_t height, size_t encoded_bytes, const DecodeLimits& limits) {
+  const int64_t target = int64_t{limits.target_width} * limits.target_height;
+  if (target <= 0) return Status::ok();
+  const int64_t pixels = width * height;
+  const double ratio = static_cast<double>(pixels) / static_cast<double>(target);
+  const double per_byte = static_cast<double>(pixels) / static_cast<double>(std::max<size_t>(encoded_bytes, 1));
+  if (ratio <= limits.max_pixel_ratio || per_byte <= limits.max_png_pixels_per_byte) return Status::ok();
+  char figures[160];
+  std::snprintf(figures, sizeof figures, "%.0f times the model's %dx%d input, %.0f pixels per encoded byte", ratio,
+                limits.target_width, limits.target_height, per_byte);
+  char limit[160];
+  std::snprintf(limit, sizeof limit, "over %.0f times the input, a PNG may hold at most %.0f pixels per byte",
+                limits.max_pixel_ratio, limits.max_png_pixels_per_byte);
+  return Status::invalid_argument("PNG image is " + std::to_string(width) + "x" + std::to_string(height) + " (" +
+                                  figures + "); the limit: " + limit +
+                                  " (--max-image-pixel-ratio, --max-png-pixels-per-byte). Send it scaled down");
 }
 
 }  // namespace image_internal

@@ -128,7 +128,7 @@ class ClassifyOutput {
     std::cerr << line << "\n";
     if (args_.json) {
       const nlohmann::json out = {{"file", file}, {"error", error}};
-      std::cout << out.dump() << "\n";
+      std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
     if (!csv_.is_open()) return;
     csv_ << csv_field(file) << "," << code << "," << csv_field(message);
@@ -141,7 +141,7 @@ class ClassifyOutput {
     if (args_.json) {
       nlohmann::json out = to_json(response);
       out["file"] = file;
-      std::cout << out.dump() << "\n";
+      std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
       if (!first_) std::cout << "\n";
       print_text(file, response);
@@ -189,7 +189,7 @@ size_t report_empty_dirs(const std::vector<std::string>& empty_dirs, bool json) 
     if (json) {
       const nlohmann::json out = {{"file", dir},
                                   {"error", {{"code", "NOT_FOUND"}, {"message", "no images in folder"}}}};
-      std::cout << out.dump() << "\n";
+      std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
   }
   return empty_dirs.size();

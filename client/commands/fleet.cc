@@ -215,7 +215,8 @@ int run_fleet(const FleetArgs& args) {
     if (args.json) {
       nlohmann::json boards = nlohmann::json::array();
       for (const BoardRow& r : rows) boards.push_back(row_json(r));
-      std::cout << nlohmann::json{{"up", up}, {"down", rows.size() - up}, {"boards", std::move(boards)}}.dump()
+      std::cout << nlohmann::json{{"up", up}, {"down", rows.size() - up}, {"boards", std::move(boards)}}.dump(
+                       -1, ' ', false, nlohmann::json::error_handler_t::replace)
                 << std::endl;
     } else {
       if (tty && !args.once) std::cout << "\033[H\033[2J";

@@ -49,7 +49,10 @@ int run_index(v1::Classifier::Stub& stub, const ModelsArgs& args) {
                 << (row.reason().empty() ? "" : "  " + row.reason()) << "\n";
     }
   }
-  if (args.json) std::cout << nlohmann::json{{"models", std::move(rows)}}.dump(2) << "\n";
+  if (args.json)
+    std::cout << nlohmann::json{{"models", std::move(rows)}}.dump(2, ' ', false,
+                                                                  nlohmann::json::error_handler_t::replace)
+              << "\n";
   return 0;
 }
 
@@ -93,7 +96,9 @@ int run_models(const ModelsArgs& args) {
   if (args.json) {
     nlohmann::json models = nlohmann::json::array();
     for (const v1::ModelInfo& model : response.models()) models.push_back(to_json(model));
-    std::cout << nlohmann::json{{"models", std::move(models)}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"models", std::move(models)}}.dump(2, ' ', false,
+                                                                    nlohmann::json::error_handler_t::replace)
+              << "\n";
     return 0;
   }
   bool first = true;

@@ -139,7 +139,7 @@ int run_watch(const WatchArgs& args) {
   while (reader->Read(&snapshot)) {
     ++received;
     if (args.json) {
-      std::cout << to_json(snapshot).dump() << std::endl;
+      std::cout << to_json(snapshot).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
     } else {
       if (tty)
         std::cout << "\033[H\033[2J";

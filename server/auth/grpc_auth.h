@@ -1,5 +1,6 @@
-// The bearer-token check of the gRPC services: each RPC of tessera.v1.Classifier and
-// tessera.v1.Telemetry (and any service that wants it) calls it first. grpc.health.v1 does not.
+// The bearer-token check inside the gRPC services: each RPC of tessera.v1 and KServe calls it
+// first. The daemon checks every call before any service sees it (grpc_token_credentials.h);
+// this is the same rule for a service run on a server without that check (embedding, tests).
 #pragma once
 
 #include <grpcpp/grpcpp.h>

@@ -25,7 +25,11 @@ Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, c
     return Status::ok();
   }
   if (const auto* pixels = std::get_if<DecodedPixels>(&job_input)) return preprocess_into(*pixels->image, input, out);
-  auto image = decode_image(std::get<EncodedImage>(job_input).bytes, input.channels, limits);
+  // Decoded no larger than the model's resize needs (a JPEG scaled, a PNG far larger refused).
+  DecodeLimits sized = limits;
+  sized.target_width = input.width;
+  sized.target_height = input.height;
+  auto image = decode_image(std::get<EncodedImage>(job_input).bytes, input.channels, sized);
   return image ? preprocess_into(*image, input, out) : image.status();
 }
 

@@ -11,6 +11,7 @@
 #include "accel/plan/board_profile.h"
 #include "accel/plan/plan_cache.h"
 #include "server/auth/bearer_tokens.h"
+#include "server/auth/grpc_token_credentials.h"
 #include "server/batching/inference_queue.h"
 #include "server/fleet/fleet_service.h"
 #include "server/fleet/peer_list.h"
@@ -195,6 +196,8 @@ void Daemon::start_telemetry_and_queue() {
   queue_options.workers = options_.workers * static_cast<int>(std::max<size_t>(1, models_->devices().size()));
   queue_options.decode_limits.max_bytes = options_.max_image_bytes;
   queue_options.decode_limits.max_pixels = options_.max_image_pixels;
+  queue_options.decode_limits.max_pixel_ratio = options_.max_image_pixel_ratio;
+  queue_options.decode_limits.max_png_pixels_per_byte = options_.max_png_pixels_per_byte;
   // The queue reports to the stats and the stats read the queue's depths: stats first, then the
   // queue, then the stats learn of the queue (before any job).
   stats_ = std::make_unique<telemetry::ServerStats>(models_.get(), std::move(device_labels), nullptr);
@@ -217,7 +220,7 @@ Status Daemon::start_grpc(const Startup& startup) {
   grpc_options.max_receive_bytes =
       static_cast<int>(std::min<int64_t>(options_.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
   grpc_options.max_concurrent_streams = options_.grpc_max_concurrent_streams;
-  grpc_options.credentials = grpc_server_credentials(startup.tls);
+  grpc_options.credentials = token_checked_credentials(grpc_core_server_credentials(startup.tls), tokens_.get());
   TESSERA_ASSIGN_OR_RETURN(grpc_,
                            GrpcServer::start(grpc_options, {classifier_.get(), telemetry_.get(), kserve_.get()}));
   return Status::ok();

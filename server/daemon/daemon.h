@@ -54,6 +54,11 @@ struct DaemonOptions {
   int http_body_budget_mb = 64;
   // A KServe JSON infer body: at most this many times its model's FP32 input as JSON (bytes, values).
   int kserve_json_body_multiple = 16;
+  // A PNG over this many times the model's input pixels must hold at most max_png_pixels_per_byte
+  // pixels per encoded byte (its decode cost bounded by the model's need or the sender's bytes);
+  // a JPEG is decoded DCT-scaled to the smallest size the model's resize needs.
+  double max_image_pixel_ratio = 1024;
+  double max_png_pixels_per_byte = 32;
   std::filesystem::path web_root = "web";
   int workers = 2;  // batches in flight at once, per device instance
   int http_threads = 2;

@@ -107,6 +107,24 @@ std::vector<DaemonFlag> device_flags(DaemonOptions& o) {
   };
 }
 
+// The limits of an image a request may send (its bytes, pixels, and its decode cost against the
+// model's input).
+std::vector<DaemonFlag> image_flags(DaemonOptions& o) {
+  return {
+      number("max-image-bytes", "Largest accepted image (encoded bytes)", &o.max_image_bytes, 1,
+             double(int64_t{1} << 30)),
+      number("max-image-pixels", "Largest accepted image (width x height, checked from the header)",
+             &o.max_image_pixels, 1, 1e9),
+      number("max-image-pixel-ratio",
+             "A PNG with more pixels than this many times the model's input must also pass "
+             "--max-png-pixels-per-byte (JPEGs are decoded DCT-scaled to what the model needs)",
+             &o.max_image_pixel_ratio, 1, 1e9),
+      number("max-png-pixels-per-byte",
+             "Most pixels per encoded byte of a PNG far larger than the model's input (its decode cost per byte sent)",
+             &o.max_png_pixels_per_byte, 1, 1e9),
+  };
+}
+
 // What request bodies may cost: the HTTP body budget and the KServe JSON body limit.
 std::vector<DaemonFlag> request_body_flags(DaemonOptions& o) {
   return {
@@ -141,10 +159,6 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
       text("log-level", "trace, debug, info, warn, error, critical or off", &log_level,
            {"trace", "debug", "info", "warn", "error", "critical", "off"}),
       text("log-format", "Log lines as text or as JSON objects", &o.log_format, {"text", "json"}),
-      number("max-image-bytes", "Largest accepted image (encoded bytes)", &o.max_image_bytes, 1,
-             double(int64_t{1} << 30)),
-      number("max-image-pixels", "Largest accepted image (width x height, checked from the header)",
-             &o.max_image_pixels, 1, 1e9),
       path("web-root",
            "Static files of the web UI (default: <binary>/../share/tessera/web when installed, else the source "
            "tree's web/, else ./web)",
@@ -197,10 +211,12 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
       number("grpc-max-concurrent-streams", "gRPC: concurrent calls per connection (HTTP/2 streams)",
              &o.grpc_max_concurrent_streams, 1, 1'000'000),
   };
-  std::vector<DaemonFlag> devices = device_flags(o);
-  flags.insert(flags.end(), std::make_move_iterator(devices.begin()), std::make_move_iterator(devices.end()));
-  std::vector<DaemonFlag> bodies = request_body_flags(o);
-  flags.insert(flags.end(), std::make_move_iterator(bodies.begin()), std::make_move_iterator(bodies.end()));
+  auto append = [&flags](std::vector<DaemonFlag> more) {
+    flags.insert(flags.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  };
+  append(image_flags(o));
+  append(device_flags(o));
+  append(request_body_flags(o));
   return flags;
 }
 

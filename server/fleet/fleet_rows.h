@@ -14,8 +14,11 @@
 
 namespace tessera::fleet {
 
-// A peer's row from its two answers.
-nlohmann::json peer_row(const std::string& target, const ProbeReply& telemetry, const ProbeReply& ready);
+// A peer's row from its two answers. Nothing a peer sends makes it throw: a field of the wrong
+// type is left null and named in the row's error ("telemetry: bad answer: ready must be a
+// boolean"), and *bad_answer (when given) says whether an answer was malformed so.
+nlohmann::json peer_row(const std::string& target, const ProbeReply& telemetry, const ProbeReply& ready,
+                        bool* bad_answer = nullptr);
 
 // This daemon's row from its own telemetry JSON (telemetry_json.h).
 nlohmann::json self_row(const std::string& target, const nlohmann::json& telemetry, bool ready);

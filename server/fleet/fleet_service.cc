@@ -45,6 +45,24 @@ void FleetService::set_self_target(std::string target) {
   self_target_ = std::move(target);
 }
 
+json FleetService::checked_peer_row(const std::string& target, const ProbeReply& telemetry,
+                                    const ProbeReply& ready) const {
+  bool bad_answer = false;
+  json row;
+  try {
+    row = peer_row(target, telemetry, ready, &bad_answer);
+  } catch (const json::exception& e) {
+    // peer_row reads without throwing; should a read ever throw, the peer's row says so and this
+    // thread (whose exception would end the daemon) goes on.
+    const ProbeReply refused{0, "", std::string("bad answer: ") + e.what()};
+    row = peer_row(target, refused, refused);  // parses nothing
+    row["reachable"] = true;
+    bad_answer = true;
+  }
+  if (bad_answer) stats_.on_fleet_bad_answer(target);
+  return row;
+}
+
 void FleetService::collect(std::function<void(json)> done) {
   std::string self_target;
   {
@@ -64,7 +82,7 @@ void FleetService::collect(std::function<void(json)> done) {
     auto answered = [this, round] {
       if (--round->pending != 0) return;
       for (size_t i = 0; i < peers_.size(); ++i) {
-        round->body["rows"].push_back(peer_row(peers_[i].target, round->telemetry[i], round->ready[i]));
+        round->body["rows"].push_back(checked_peer_row(peers_[i].target, round->telemetry[i], round->ready[i]));
       }
       round->done(std::move(round->body));
     };

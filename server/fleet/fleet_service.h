@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/fleet/http_probe.h"
 #include "server/fleet/peer_list.h"
 
 namespace tessera {
@@ -42,6 +43,10 @@ class FleetService {
   void stop();
 
  private:
+  // peer_row(), counting a malformed answer in the metrics; never throws a JSON error.
+  nlohmann::json checked_peer_row(const std::string& target, const ProbeReply& telemetry,
+                                  const ProbeReply& ready) const;
+
   const std::vector<PeerAddress> peers_;
   const std::chrono::milliseconds timeout_;
   const telemetry::ServerStats& stats_;

@@ -79,6 +79,11 @@ TesseraMetrics::TesseraMetrics()
                                  .Name("tessera_device_serving")
                                  .Help("1 while the device serves, 0 while it is reset or once it is out of service.")
                                  .Register(registry_)),
+      fleet_bad_answers_family_(BuildCounter()
+                                    .Name("tessera_fleet_peer_bad_answers_total")
+                                    .Help("Answers of a --peers daemon that GET /v1/fleet refused as malformed (not "
+                                          "JSON, or a field of the wrong type), by peer.")
+                                    .Register(registry_)),
       daemon_{&BuildGauge()
                    .Name("tessera_ready")
                    .Help("1 while the daemon is ready, 0 while starting, draining, or while the device is reset "
@@ -129,6 +134,10 @@ DeviceSeries TesseraMetrics::add_device(const prometheus::Labels& device_labels,
 prometheus::Counter& TesseraMetrics::requests(const std::string& model, const std::string& api,
                                               const std::string& code) {
   return requests_family_.Add({{"model", label_value(model)}, {"api", api}, {"code", code}});
+}
+
+prometheus::Counter& TesseraMetrics::fleet_bad_answers(const std::string& peer) {
+  return fleet_bad_answers_family_.Add({{"peer", label_value(peer)}});
 }
 
 std::string TesseraMetrics::expose() const { return metrics::expose(registry_); }

@@ -70,6 +70,8 @@ class TesseraMetrics {
   // tessera_requests_total for one model, door (`api`) and outcome (a gRPC status code name),
   // created on first use. A map lookup under the family's lock: cheap next to a run.
   prometheus::Counter& requests(const std::string& model, const std::string& api, const std::string& code);
+  // tessera_fleet_peer_bad_answers_total of one --peers daemon ("HOST:PORT"), created on first use.
+  prometheus::Counter& fleet_bad_answers(const std::string& peer);
   const DaemonSeries& daemon() const { return daemon_; }
 
   // The text exposition of everything above (metrics::kContentType).
@@ -91,6 +93,7 @@ class TesseraMetrics {
   prometheus::Family<prometheus::Gauge>& fabric_utilization_family_;
   prometheus::Family<prometheus::Counter>& device_images_family_;
   prometheus::Family<prometheus::Gauge>& device_serving_family_;
+  prometheus::Family<prometheus::Counter>& fleet_bad_answers_family_;
   DaemonSeries daemon_;
 };
 

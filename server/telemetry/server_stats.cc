@@ -66,6 +66,8 @@ void ServerStats::on_device_error(unsigned index) {
   ++device_totals_[slot].errors;
 }
 
+void ServerStats::on_fleet_bad_answer(const std::string& peer) const { metrics_.fleet_bad_answers(peer).Increment(); }
+
 void ServerStats::on_batch(const ServedModel& model, size_t size) {
   series_of(model.name()).batch_size->Observe(static_cast<double>(size));
   std::lock_guard lock(mu_);

@@ -115,6 +115,9 @@ class ServerStats : public QueueObserver {
   // A run or load on device instance `index` failed (tessera_device_errors_total).
   void on_device_error(unsigned index);
 
+  // GET /v1/fleet refused an answer of peer `peer` as malformed (tessera_fleet_peer_bad_answers_total).
+  void on_fleet_bad_answer(const std::string& peer) const;
+
   TelemetrySnapshot snapshot() const;
   // The Prometheus text exposition (metrics::kContentType), its computed series (queue depths,
   // rates, power, readiness, ...) brought up to date from one snapshot first.

@@ -1,6 +1,5 @@
 #include "server/tls/tls_config.h"
 
-#include <grpcpp/security/server_credentials.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -90,16 +89,15 @@ Result<std::optional<TlsMaterial>> load_tls_material(const TlsFiles& files) {
   return std::optional<TlsMaterial>(std::move(tls));
 }
 
-std::shared_ptr<grpc::ServerCredentials> grpc_server_credentials(const std::optional<TlsMaterial>& tls) {
-  if (!tls) return grpc::InsecureServerCredentials();
-  grpc::SslServerCredentialsOptions options(tls->mutual() ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
-                                                          : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-  options.pem_root_certs = tls->client_ca_pem;
-  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  pair.private_key = tls->key_pem;
-  pair.cert_chain = tls->cert_chain_pem;
-  options.pem_key_cert_pairs.push_back(std::move(pair));
-  return grpc::SslServerCredentials(options);
+grpc_server_credentials* grpc_core_server_credentials(const std::optional<TlsMaterial>& tls) {
+  if (!tls) return grpc_insecure_server_credentials_create();
+  grpc_ssl_pem_key_cert_pair pair{tls->key_pem.c_str(), tls->cert_chain_pem.c_str()};
+  // Core copies the PEM strings.
+  return grpc_ssl_server_credentials_create_ex(tls->mutual() ? tls->client_ca_pem.c_str() : nullptr, &pair, 1,
+                                               tls->mutual()
+                                                   ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                                   : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+                                               nullptr);
 }
 
 Result<std::shared_ptr<ssl::context>> make_https_context(const TlsMaterial& tls) {

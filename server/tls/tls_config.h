@@ -4,7 +4,7 @@
 // then turned into gRPC server credentials and a Boost.Asio SSL context.
 #pragma once
 
-#include <grpcpp/security/server_credentials.h>
+#include <grpc/grpc_security.h>
 
 #include <boost/asio/ssl/context.hpp>
 
@@ -34,8 +34,10 @@ struct TlsMaterial {
 // nullopt when no TLS file is given (plain TCP); an error when only some are, or one is bad.
 Result<std::optional<TlsMaterial>> load_tls_material(const TlsFiles& files);
 
-// SslServerCredentials for `tls`, InsecureServerCredentials without it.
-std::shared_ptr<grpc::ServerCredentials> grpc_server_credentials(const std::optional<TlsMaterial>& tls);
+// gRPC core server credentials for `tls` (SSL, asking for client certificates when mutual), or
+// plain ones without it; the caller owns the reference (server/auth/grpc_token_credentials.h
+// takes it and puts the bearer-token check on it).
+grpc_server_credentials* grpc_core_server_credentials(const std::optional<TlsMaterial>& tls);
 
 // A TLS 1.2+ server context with the certificate and key, verifying client certificates
 // against the client CA (and refusing clients without one) when it is set.

@@ -136,7 +136,40 @@ TEST(FleetRows, TokenRefusalAndDrainingAreToldApart) {
 
   const json garbled = peer_row("b:1", answer(200, "<html>"), no_answer("no answer within 100 ms"));
   EXPECT_EQ(garbled["reachable"], true);
-  EXPECT_EQ(garbled["error"], "telemetry: the answer is not a JSON object; readiness: no answer within 100 ms");
+  EXPECT_EQ(garbled["error"], "telemetry: bad answer: not a JSON object; readiness: no answer within 100 ms");
+}
+
+// Issue 24: a field of the wrong type (nlohmann's value() threw type_error.302 and ended the
+// daemon) is left null and named; the fields of the right type are still shown.
+TEST(FleetRows, FieldsOfTheWrongTypeAreABadAnswerNotAnException) {
+  json telemetry = telemetry_json();
+  telemetry["ready"] = "yes";
+  telemetry["models"][0]["latency"][1]["stage"] = 5;
+  bool bad_answer = false;
+  const json row = peer_row("b:1", answer(200, telemetry.dump()), answer(200, R"({"ready": "yes"})"), &bad_answer);
+  EXPECT_TRUE(bad_answer);
+  EXPECT_EQ(row["reachable"], true);
+  EXPECT_EQ(row["ready"], false);
+  EXPECT_EQ(row["device_kind"], "emu");
+  EXPECT_EQ(row["p99_us"], json(2500));  // model a's total stage is unreadable, b's is there
+  EXPECT_EQ(row["error"],
+            "telemetry: bad answer: ready must be a boolean; models[0].latency[1].stage must be a string; "
+            "readiness: bad answer: ready must be a boolean");
+
+  // Many faults: the first three are named, the rest counted.
+  const json all_wrong = {{"device_kind", 1},   {"board", 2},       {"power_watts", "3"},
+                          {"queue_depth", "4"}, {"models", {1, 2}}, {"devices", {{{"index", "0"}}}}};
+  const json many = peer_row("b:1", answer(200, all_wrong.dump()), answer(200, R"({"ready": true})"), &bad_answer);
+  EXPECT_TRUE(bad_answer);
+  EXPECT_EQ(many["error"],
+            "telemetry: bad answer: device_kind must be a string; board must be a string; models[0] must be an "
+            "object (and 4 more)");
+  EXPECT_EQ(many["ready"], true);
+
+  const json fine =
+      peer_row("b:1", answer(200, telemetry_json().dump()), answer(200, R"({"ready": true})"), &bad_answer);
+  EXPECT_FALSE(bad_answer);
+  EXPECT_TRUE(fine["error"].is_null());
 }
 
 TEST(FleetRows, SelfRowComesFromTheOwnSnapshot) {
