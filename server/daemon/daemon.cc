@@ -6,12 +6,12 @@
 #include <chrono>
 #include <climits>
 #include <optional>
-#include <thread>
 
 #include "accel/plan/board_profile.h"
 #include "accel/plan/plan_cache.h"
 #include "server/auth/bearer_tokens.h"
 #include "server/batching/inference_queue.h"
+#include "server/daemon/fd_limit.h"
 #include "server/fleet/fleet_service.h"
 #include "server/fleet/peer_list.h"
 #include "server/grpc/classifier_service.h"
@@ -33,8 +33,8 @@ namespace {
 
 // Room for the rest of a ClassifyRequest beyond the image bytes.
 constexpr int64_t kGrpcHeadroomBytes = 64 << 10;
-// Then gRPC gets this long to flush the last answers before it cuts the connections (idle
-// clients would otherwise hold its shutdown for the whole grace period).
+// When every admitted request is answered, gRPC and HTTP get this long to flush the last answers
+// before they cut the connections left (idle clients would otherwise hold them to the deadline).
 constexpr std::chrono::milliseconds kFlushGrace{250};
 
 }  // namespace
@@ -238,7 +238,19 @@ Status Daemon::start_http(Startup& startup) {
   http_options.limits.write_timeout = std::chrono::seconds(options_.http_write_timeout_s);
   http_options.limits.max_in_flight = static_cast<size_t>(options_.http_max_in_flight);
   http_options.tls = startup.https;
+  const uint64_t fds = fd_limit();
+  http_options.max_connections =
+      options_.max_connections > 0 ? static_cast<size_t>(options_.max_connections) : default_max_connections(fds);
+  if (http_options.max_connections >= fds) {
+    spdlog::warn("connections: --max-connections {} is not below the file-descriptor limit {}: past it accepts fail",
+                 http_options.max_connections, fds);
+  }
+  spdlog::info("connections: HTTP at most {} open at once{}, file-descriptor limit {}", http_options.max_connections,
+               options_.max_connections > 0 ? "" : " (from the fd limit)", fds);
   TESSERA_ASSIGN_OR_RETURN(http_, HttpServer::start(http_options, *routes_));
+  stats_->set_connection_figures([http = http_.get()] {
+    return telemetry::ConnectionFigures{http->open_connections(), http->refused_connections()};
+  });
   fleet_->set_self_target(join_host_port(options_.listen, http_->port()));
   return Status::ok();
 }
@@ -292,24 +304,35 @@ void Daemon::stop() {
     if (stats_) stats_->set_ready(false);
     if (grpc_) grpc_->set_serving(false);
   }
+  const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(options_.drain_timeout_s));
+  const auto deadline = std::chrono::steady_clock::now() + drain;
   if (telemetry_) {
     telemetry_->in_flight().start_draining();
     telemetry_->end_watch_streams();  // now, not at their next tick
   }
-  if (http_) http_->stop_accepting();
+  // HTTP: no new connection; every answer from now on says "Connection: close" and closes its
+  // connection once written, after the answers to the requests it had already read.
+  if (http_) http_->start_draining();
+  // gRPC: a GOAWAY on every connection now, so clients start no new calls here; the calls already
+  // received run on until the deadline.
+  if (grpc_) {
+    grpc_->begin_shutdown(std::chrono::system_clock::now() +
+                          std::chrono::duration_cast<std::chrono::system_clock::duration>(drain));
+  }
   if (classifier_) classifier_->in_flight().start_draining();
   if (kserve_) kserve_->in_flight().start_draining();
   if (routes_) routes_->in_flight().start_draining();
   if (routes_) routes_->end_event_streams();  // SSE streams end now, not at their next tick
-  const bool http_busy = routes_ && routes_->in_flight().running() > 0;
-  const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(options_.drain_timeout_s));
-  const auto deadline = std::chrono::steady_clock::now() + drain;
   const bool idle = (!classifier_ || classifier_->in_flight().wait_until_idle(deadline)) &&
                     (!kserve_ || kserve_->in_flight().wait_until_idle(deadline)) &&
                     (!routes_ || routes_->in_flight().wait_until_idle(deadline));
   if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
-  if (grpc_) grpc_->shutdown(kFlushGrace);
+  // The last answers go out; then idle connections (a client between requests) are closed.
+  if (grpc_) grpc_->finish_shutdown(kFlushGrace);
+  if (http_ && !http_->wait_until_closed(std::chrono::steady_clock::now() + kFlushGrace)) {
+    spdlog::info("shutdown: {} idle HTTP connection(s) closed", http_->open_connections());
+  }
   if (queue_) queue_->stop();  // answers what is still queued
   // An engine may still be resetting the device: its events no longer reach the servers.
   if (models_) {
@@ -317,8 +340,6 @@ void Daemon::stop() {
     models_->set_on_loaded(nullptr);  // a load finishing later no longer reaches the stats
   }
   if (fleet_) fleet_->stop();  // before the HTTP side: its callbacks write through HTTP sessions
-  // HTTP answers are written on the io threads: give the last ones time to go out.
-  if (http_busy) std::this_thread::sleep_for(kFlushGrace);
   if (http_) http_->stop();
   for (auto& sampler : samplers_) sampler->stop();
 }

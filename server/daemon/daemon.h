@@ -72,6 +72,7 @@ struct DaemonOptions {
   int http_read_timeout_s = 30;           // per request, idle keep-alive, TLS handshake
   int http_write_timeout_s = 30;          // per response and per server-sent event
   int http_max_in_flight = 8;             // pipelined requests read but not answered, per connection
+  int64_t max_connections = 0;            // HTTP connections open at once; 0: from the fd limit (fd_limit.h)
   int grpc_max_concurrent_streams = 100;  // per connection
   std::string peers;                      // other daemons' HTTP addresses for /v1/fleet: "HOST:PORT,..."
   int peer_timeout_ms = 1500;             // /v1/fleet: how long each peer gets to answer
@@ -91,8 +92,9 @@ class Daemon {
   // "tesserad: listening grpc=127.0.0.1:50051 http=127.0.0.1:8080 models=fashion-mnist"
   std::string listening_line() const;
 
-  // Stops accepting, finishes running gRPC calls (cancelling after a grace period) and queued
-  // jobs, then stops the HTTP threads. Idempotent.
+  // Drains: refuses new work (gRPC with GOAWAY, HTTP with 503 and "Connection: close"), lets
+  // admitted requests finish within --drain-timeout, closes each HTTP connection after its last
+  // answer, then stops the servers. Idempotent.
   void stop();
 
  private:

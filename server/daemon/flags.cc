@@ -173,6 +173,10 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
              &o.http_read_timeout_s, 1, 3600),
       number("http-write-timeout-s", "HTTP: seconds to write a response, and each server-sent event",
              &o.http_write_timeout_s, 1, 3600),
+      number("max-connections",
+             "HTTP connections open at once; more are accepted and closed at once (tessera_http_connections_refused_"
+             "total). 0 = the file-descriptor limit less a quarter of it (at least 64), kept for gRPC and files",
+             &o.max_connections, 0, 1e9),
       number("http-max-in-flight", "HTTP: pipelined requests read but not yet answered, per connection",
              &o.http_max_in_flight, 1, 1024),
       text("peers",
