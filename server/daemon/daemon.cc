@@ -6,6 +6,7 @@
 #include <chrono>
 #include <climits>
 #include <optional>
+#include <thread>
 
 #include "accel/plan/board_profile.h"
 #include "accel/plan/plan_cache.h"
@@ -36,6 +37,10 @@ constexpr int64_t kGrpcHeadroomBytes = 64 << 10;
 // When every admitted request is answered, gRPC and HTTP get this long to flush the last answers
 // before they cut the connections left (idle clients would otherwise hold them to the deadline).
 constexpr std::chrono::milliseconds kFlushGrace{250};
+// gRPC 1.51 cancels (CANCELLED, an ambiguous answer) the calls that arrive once its Shutdown has
+// begun, so draining refuses calls itself first (UNAVAILABLE, never admitted) and shuts gRPC down
+// (GOAWAY) only when no call has come for this long.
+constexpr std::chrono::milliseconds kGrpcQuiet{200};
 
 }  // namespace
 
@@ -283,6 +288,20 @@ void Daemon::apply_readiness() {
   if (grpc_) grpc_->set_serving(ready);
 }
 
+void Daemon::wait_for_grpc_quiet(std::chrono::steady_clock::time_point deadline) const {
+  for (;;) {
+    auto last = std::chrono::steady_clock::time_point::min();
+    for (const InFlightTracker* tracker :
+         {classifier_ ? &classifier_->in_flight() : nullptr, kserve_ ? &kserve_->in_flight() : nullptr,
+          telemetry_ ? &telemetry_->in_flight() : nullptr}) {
+      if (tracker != nullptr) last = std::max(last, tracker->last_refusal());
+    }
+    const auto quiet_at = std::min(last + kGrpcQuiet, deadline);
+    if (std::chrono::steady_clock::now() >= quiet_at) return;
+    std::this_thread::sleep_until(quiet_at);
+  }
+}
+
 Daemon::~Daemon() { stop(); }
 
 int Daemon::grpc_port() const { return grpc_ ? grpc_->port() : 0; }
@@ -314,12 +333,6 @@ void Daemon::stop() {
   // HTTP: no new connection; every answer from now on says "Connection: close" and closes its
   // connection once written, after the answers to the requests it had already read.
   if (http_) http_->start_draining();
-  // gRPC: a GOAWAY on every connection now, so clients start no new calls here; the calls already
-  // received run on until the deadline.
-  if (grpc_) {
-    grpc_->begin_shutdown(std::chrono::system_clock::now() +
-                          std::chrono::duration_cast<std::chrono::system_clock::duration>(drain));
-  }
   if (classifier_) classifier_->in_flight().start_draining();
   if (kserve_) kserve_->in_flight().start_draining();
   if (routes_) routes_->in_flight().start_draining();
@@ -328,8 +341,11 @@ void Daemon::stop() {
                     (!kserve_ || kserve_->in_flight().wait_until_idle(deadline)) &&
                     (!routes_ || routes_->in_flight().wait_until_idle(deadline));
   if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
-  // The last answers go out; then idle connections (a client between requests) are closed.
-  if (grpc_) grpc_->finish_shutdown(kFlushGrace);
+  if (grpc_) {
+    wait_for_grpc_quiet(deadline);
+    grpc_->shutdown(kFlushGrace);
+  }
+  // The last HTTP answers go out; then idle connections (a client between requests) are closed.
   if (http_ && !http_->wait_until_closed(std::chrono::steady_clock::now() + kFlushGrace)) {
     spdlog::info("shutdown: {} idle HTTP connection(s) closed", http_->open_connections());
   }

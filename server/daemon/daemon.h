@@ -2,6 +2,7 @@
 // servers. main.cc only parses flags and waits for a signal; tests may run a Daemon in-process.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -120,6 +121,9 @@ class Daemon {
   void on_device_event(unsigned device, const DeviceEvent& event);
   // Readiness (gRPC health, tessera_ready): while a device serves, unless draining; health_mu_ held.
   void apply_readiness();
+  // Draining: waits until no gRPC call has been refused for a short while (callers have stopped),
+  // at most until `deadline`.
+  void wait_for_grpc_quiet(std::chrono::steady_clock::time_point deadline) const;
   // The fleet service, the HTTP routes and their server.
   Status start_http(Startup& startup);
 

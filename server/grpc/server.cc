@@ -1,6 +1,5 @@
 #include "server/grpc/server.h"
 
-#include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 
@@ -49,31 +48,11 @@ void GrpcServer::set_serving(bool serving) {
 
 GrpcServer::~GrpcServer() { shutdown(std::chrono::milliseconds(0)); }
 
-void GrpcServer::begin_shutdown(std::chrono::system_clock::time_point deadline) {
-  if (shutdown_thread_.joinable() || finished_) return;
-  std::promise<void> done;
-  shutdown_done_ = done.get_future();
-  shutdown_thread_ = std::thread([server = server_.get(), deadline, done = std::move(done)]() mutable {
-    server->Shutdown(deadline);
-    done.set_value();
-  });
-}
-
-void GrpcServer::finish_shutdown(std::chrono::milliseconds grace) {
-  if (finished_) return;
-  begin_shutdown(std::chrono::system_clock::now() + grace);
-  if (shutdown_done_.wait_for(grace) != std::future_status::ready) {
-    // What Shutdown does at its deadline, now: ends the calls left and disconnects every client.
-    grpc_server_cancel_all_calls(server_->c_server());
-  }
-  shutdown_thread_.join();
-  server_->Wait();
-  finished_ = true;
-}
-
 void GrpcServer::shutdown(std::chrono::milliseconds grace) {
-  begin_shutdown(std::chrono::system_clock::now() + grace);
-  finish_shutdown(grace);
+  if (shut_down_) return;
+  shut_down_ = true;
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
+  server_->Wait();
 }
 
 }  // namespace tessera

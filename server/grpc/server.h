@@ -4,10 +4,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <future>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "accel/common/status.h"
@@ -36,15 +34,8 @@ class GrpcServer {
   // What grpc.health.v1.Health answers, for the server ("") and every service: SERVING or
   // NOT_SERVING (draining).
   void set_serving(bool serving);
-  // Starts grpc::Server::Shutdown on a thread of its own: the listener closes, every connection
-  // gets a GOAWAY (its clients send no new calls on it), calls already received run on, and those
-  // still running at `deadline` are cancelled. Idempotent.
-  void begin_shutdown(std::chrono::system_clock::time_point deadline);
-  // Waits at most `grace` for the shutdown to end (beginning it with that deadline when not yet
-  // begun); then cancels the calls still running and drops the connections still open (idle
-  // clients would hold it to the deadline), and waits for the end. Idempotent.
-  void finish_shutdown(std::chrono::milliseconds grace);
-  // Both at once.
+  // Stops accepting calls and waits for running ones, cancelling those still running after
+  // `grace`. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
 
  private:
@@ -54,9 +45,7 @@ class GrpcServer {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::vector<std::string> health_services_;
-  std::thread shutdown_thread_;      // runs server_->Shutdown(); joined by finish_shutdown()
-  std::future<void> shutdown_done_;  // ready once server_->Shutdown() returned
-  bool finished_ = false;
+  bool shut_down_ = false;
 };
 
 // "host:port", bracketing IPv6 literals.
