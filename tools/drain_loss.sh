@@ -23,7 +23,7 @@ done
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 status=0
-TESSERA_DRAIN_ROUNDS=$runs "$build/tests/integration/integration_tests" \
+TESSERA_DRAIN_ROUNDS=$runs "$build/bin/integration_tests" \
   --gtest_filter=DrainUnderLoad.SigtermLosesNoHttpOrGrpcRequest >"$out" 2>&1 || status=$?
 grep -E '^(round |  )' "$out" || true
 awk '/^round / { ok += $3; refused += $8; lost += $11; noclose += $13; n++ }

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <iterator>
 #include <limits>
 #include <map>
 
@@ -107,6 +106,22 @@ std::vector<DaemonFlag> device_flags(DaemonOptions& o) {
   };
 }
 
+// The HTTP connections' settings: timeouts, the connection bound, pipelining.
+std::vector<DaemonFlag> http_flags(DaemonOptions& o) {
+  return {
+      number("http-read-timeout-s", "HTTP: seconds to read a request (and an idle keep-alive, a TLS handshake)",
+             &o.http_read_timeout_s, 1, 3600),
+      number("http-write-timeout-s", "HTTP: seconds to write a response, and each server-sent event",
+             &o.http_write_timeout_s, 1, 3600),
+      number("max-connections",
+             "HTTP connections open at once; more are accepted and closed at once (tessera_http_connections_refused_"
+             "total). 0 = the file-descriptor limit less a quarter of it (at least 64), kept for gRPC and files",
+             &o.max_connections, 0, 1e9),
+      number("http-max-in-flight", "HTTP: pipelined requests read but not yet answered, per connection",
+             &o.http_max_in_flight, 1, 1024),
+  };
+}
+
 }  // namespace
 
 std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
@@ -169,16 +184,6 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
            "File of bearer tokens, one per line (# comments): inference, models, telemetry and metrics then want "
            "'authorization: Bearer <token>'; health and the web page stay open",
            &o.auth_tokens),
-      number("http-read-timeout-s", "HTTP: seconds to read a request (and an idle keep-alive, a TLS handshake)",
-             &o.http_read_timeout_s, 1, 3600),
-      number("http-write-timeout-s", "HTTP: seconds to write a response, and each server-sent event",
-             &o.http_write_timeout_s, 1, 3600),
-      number("max-connections",
-             "HTTP connections open at once; more are accepted and closed at once (tessera_http_connections_refused_"
-             "total). 0 = the file-descriptor limit less a quarter of it (at least 64), kept for gRPC and files",
-             &o.max_connections, 0, 1e9),
-      number("http-max-in-flight", "HTTP: pipelined requests read but not yet answered, per connection",
-             &o.http_max_in_flight, 1, 1024),
       text("peers",
            "Other tesserad HTTP addresses, HOST:PORT,... : GET /v1/fleet (and the web UI's fleet tab) lists each "
            "with its health and figures",
@@ -187,8 +192,9 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
       number("grpc-max-concurrent-streams", "gRPC: concurrent calls per connection (HTTP/2 streams)",
              &o.grpc_max_concurrent_streams, 1, 1'000'000),
   };
-  std::vector<DaemonFlag> devices = device_flags(o);
-  flags.insert(flags.end(), std::make_move_iterator(devices.begin()), std::make_move_iterator(devices.end()));
+  for (const std::vector<DaemonFlag>& more : {http_flags(o), device_flags(o)}) {
+    flags.insert(flags.end(), more.begin(), more.end());
+  }
   return flags;
 }
 

@@ -62,7 +62,7 @@ void http_client(int port, const std::string& image, const std::atomic<bool>& st
     }
     if (reply.status == 503) {
       ++tally.refused;
-      if (reply.keep_alive) tally.note(tally.no_close, "HTTP 503 without Connection: close");
+      if (reply.keep_alive) ++tally.no_close;
       continue;  // tries again, on a new connection: refused at connect
     }
     if (reply.status == 0 && reply.error.starts_with("connect:")) {
@@ -123,6 +123,7 @@ void run_round(int round, const std::string& image) {
   Tally tally;
   std::atomic<bool> stop{false};
   std::vector<std::thread> clients;
+  clients.reserve(kHttpClients + kGrpcClients);
   for (int i = 0; i < kHttpClients; ++i) {
     clients.emplace_back([&] { http_client(daemon.http_port(), image, stop, tally); });
   }
