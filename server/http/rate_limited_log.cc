@@ -10,7 +10,6 @@ void RateLimitedWarning::note(const std::string& what) {
   double seconds = 0;
   {
     std::lock_guard lock(mu_);
-    ++total_;
     ++unlogged_;
     if (last_line_ && now - *last_line_ < interval_) return;
     if (last_line_) seconds = std::chrono::duration<double>(now - *last_line_).count();
@@ -24,11 +23,6 @@ void RateLimitedWarning::note(const std::string& what) {
     spdlog::warn("{} ({} times in the last {:.0f} s; logged at most once per {:.0f} s)", what, count, seconds,
                  std::chrono::duration<double>(interval_).count());
   }
-}
-
-uint64_t RateLimitedWarning::total() const {
-  std::lock_guard lock(mu_);
-  return total_;
 }
 
 }  // namespace tessera

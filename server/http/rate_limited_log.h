@@ -17,15 +17,12 @@ class RateLimitedWarning {
   // Counts one occurrence of `what`; logs it (with the count) when it is the first, or when the
   // interval since the last line is over. Thread-safe.
   void note(const std::string& what);
-  // Occurrences since start.
-  uint64_t total() const;
 
  private:
   const std::chrono::steady_clock::duration interval_;
   mutable std::mutex mu_;
   std::optional<std::chrono::steady_clock::time_point> last_line_;
   uint64_t unlogged_ = 0;  // occurrences since the last line
-  uint64_t total_ = 0;
 };
 
 }  // namespace tessera
