@@ -4,7 +4,10 @@ namespace tessera {
 
 bool InFlightTracker::try_begin() {
   std::lock_guard lock(mu_);
-  if (draining_) return false;
+  if (draining_) {
+    last_refusal_ = std::chrono::steady_clock::now();
+    return false;
+  }
   ++running_;
   return true;
 }
@@ -16,7 +19,13 @@ void InFlightTracker::end() {
 
 void InFlightTracker::start_draining() {
   std::lock_guard lock(mu_);
+  if (!draining_) last_refusal_ = std::chrono::steady_clock::now();
   draining_ = true;
+}
+
+std::chrono::steady_clock::time_point InFlightTracker::last_refusal() const {
+  std::lock_guard lock(mu_);
+  return last_refusal_;
 }
 
 bool InFlightTracker::draining() const {

@@ -18,6 +18,8 @@ class InFlightTracker {
   void start_draining();
   // True once start_draining() ran (readiness answers "not ready").
   bool draining() const;
+  // When try_begin() last refused a request (start_draining()'s time when none has been).
+  std::chrono::steady_clock::time_point last_refusal() const;
   // Waits until every registered request has ended, at most until `deadline`; false on timeout.
   bool wait_until_idle(std::chrono::steady_clock::time_point deadline);
   int running() const;
@@ -27,6 +29,7 @@ class InFlightTracker {
   std::condition_variable idle_;
   int running_ = 0;
   bool draining_ = false;
+  std::chrono::steady_clock::time_point last_refusal_;
 };
 
 }  // namespace tessera

@@ -13,6 +13,7 @@
 #include "server/auth/bearer_tokens.h"
 #include "server/auth/grpc_token_credentials.h"
 #include "server/batching/inference_queue.h"
+#include "server/daemon/fd_limit.h"
 #include "server/fleet/fleet_service.h"
 #include "server/fleet/peer_list.h"
 #include "server/grpc/classifier_service.h"
@@ -34,9 +35,13 @@ namespace {
 
 // Room for the rest of a ClassifyRequest beyond the image bytes.
 constexpr int64_t kGrpcHeadroomBytes = 64 << 10;
-// Then gRPC gets this long to flush the last answers before it cuts the connections (idle
-// clients would otherwise hold its shutdown for the whole grace period).
+// When every admitted request is answered, gRPC and HTTP get this long to flush the last answers
+// before they cut the connections left (idle clients would otherwise hold them to the deadline).
 constexpr std::chrono::milliseconds kFlushGrace{250};
+// gRPC 1.51 cancels (CANCELLED, an ambiguous answer) the calls that arrive once its Shutdown has
+// begun, so draining refuses calls itself first (UNAVAILABLE, never admitted) and shuts gRPC down
+// (GOAWAY) only when no call has come for this long.
+constexpr std::chrono::milliseconds kGrpcQuiet{200};
 
 }  // namespace
 
@@ -252,7 +257,19 @@ Status Daemon::start_http(Startup& startup) {
   http_options.limits.max_in_flight = static_cast<size_t>(options_.http_max_in_flight);
   http_options.tls = startup.https;
   set_body_limits(http_options.limits);
+  const uint64_t fds = fd_limit();
+  http_options.max_connections =
+      options_.max_connections > 0 ? static_cast<size_t>(options_.max_connections) : default_max_connections(fds);
+  if (http_options.max_connections >= fds) {
+    spdlog::warn("connections: --max-connections {} is not below the file-descriptor limit {}: past it accepts fail",
+                 http_options.max_connections, fds);
+  }
+  spdlog::info("connections: HTTP at most {} open at once{}, file-descriptor limit {}", http_options.max_connections,
+               options_.max_connections > 0 ? "" : " (from the fd limit)", fds);
   TESSERA_ASSIGN_OR_RETURN(http_, HttpServer::start(http_options, *routes_));
+  stats_->set_connection_figures([http = http_.get()] {
+    return telemetry::ConnectionFigures{http->open_connections(), http->refused_connections()};
+  });
   fleet_->set_self_target(join_host_port(options_.listen, http_->port()));
   return Status::ok();
 }
@@ -285,6 +302,20 @@ void Daemon::apply_readiness() {
   if (grpc_) grpc_->set_serving(ready);
 }
 
+void Daemon::wait_for_grpc_quiet(std::chrono::steady_clock::time_point deadline) const {
+  for (;;) {
+    auto last = std::chrono::steady_clock::time_point::min();
+    for (const InFlightTracker* tracker :
+         {classifier_ ? &classifier_->in_flight() : nullptr, kserve_ ? &kserve_->in_flight() : nullptr,
+          telemetry_ ? &telemetry_->in_flight() : nullptr}) {
+      if (tracker != nullptr) last = std::max(last, tracker->last_refusal());
+    }
+    const auto quiet_at = std::min(last + kGrpcQuiet, deadline);
+    if (std::chrono::steady_clock::now() >= quiet_at) return;
+    std::this_thread::sleep_until(quiet_at);
+  }
+}
+
 Daemon::~Daemon() { stop(); }
 
 int Daemon::grpc_port() const { return grpc_ ? grpc_->port() : 0; }
@@ -306,24 +337,32 @@ void Daemon::stop() {
     if (stats_) stats_->set_ready(false);
     if (grpc_) grpc_->set_serving(false);
   }
+  const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(options_.drain_timeout_s));
+  const auto deadline = std::chrono::steady_clock::now() + drain;
   if (telemetry_) {
     telemetry_->in_flight().start_draining();
     telemetry_->end_watch_streams();  // now, not at their next tick
   }
-  if (http_) http_->stop_accepting();
+  // HTTP: no new connection; every answer from now on says "Connection: close" and closes its
+  // connection once written, after the answers to the requests it had already read.
+  if (http_) http_->start_draining();
   if (classifier_) classifier_->in_flight().start_draining();
   if (kserve_) kserve_->in_flight().start_draining();
   if (routes_) routes_->in_flight().start_draining();
   if (routes_) routes_->end_event_streams();  // SSE streams end now, not at their next tick
-  const bool http_busy = routes_ && routes_->in_flight().running() > 0;
-  const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(options_.drain_timeout_s));
-  const auto deadline = std::chrono::steady_clock::now() + drain;
   const bool idle = (!classifier_ || classifier_->in_flight().wait_until_idle(deadline)) &&
                     (!kserve_ || kserve_->in_flight().wait_until_idle(deadline)) &&
                     (!routes_ || routes_->in_flight().wait_until_idle(deadline));
   if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
-  if (grpc_) grpc_->shutdown(kFlushGrace);
+  if (grpc_) {
+    wait_for_grpc_quiet(deadline);
+    grpc_->shutdown(kFlushGrace);
+  }
+  // The last HTTP answers go out; then idle connections (a client between requests) are closed.
+  if (http_ && !http_->wait_until_closed(std::chrono::steady_clock::now() + kFlushGrace)) {
+    spdlog::info("shutdown: {} idle HTTP connection(s) closed", http_->open_connections());
+  }
   if (queue_) queue_->stop();  // answers what is still queued
   // An engine may still be resetting the device: its events no longer reach the servers.
   if (models_) {
@@ -331,8 +370,6 @@ void Daemon::stop() {
     models_->set_on_loaded(nullptr);  // a load finishing later no longer reaches the stats
   }
   if (fleet_) fleet_->stop();  // before the HTTP side: its callbacks write through HTTP sessions
-  // HTTP answers are written on the io threads: give the last ones time to go out.
-  if (http_busy) std::this_thread::sleep_for(kFlushGrace);
   if (http_) http_->stop();
   for (auto& sampler : samplers_) sampler->stop();
 }

@@ -2,6 +2,7 @@
 // servers. main.cc only parses flags and waits for a signal; tests may run a Daemon in-process.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -82,6 +83,7 @@ struct DaemonOptions {
   int http_read_timeout_s = 30;           // per request, idle keep-alive, TLS handshake
   int http_write_timeout_s = 30;          // per response and per server-sent event
   int http_max_in_flight = 8;             // pipelined requests read but not answered, per connection
+  int64_t max_connections = 0;            // HTTP connections open at once; 0: from the fd limit (fd_limit.h)
   int grpc_max_concurrent_streams = 100;  // per connection
   std::string peers;                      // other daemons' HTTP addresses for /v1/fleet: "HOST:PORT,..."
   int peer_timeout_ms = 1500;             // /v1/fleet: how long each peer gets to answer
@@ -101,8 +103,9 @@ class Daemon {
   // "tesserad: listening grpc=127.0.0.1:50051 http=127.0.0.1:8080 models=fashion-mnist"
   std::string listening_line() const;
 
-  // Stops accepting, finishes running gRPC calls (cancelling after a grace period) and queued
-  // jobs, then stops the HTTP threads. Idempotent.
+  // Drains: refuses new work (gRPC with GOAWAY, HTTP with 503 and "Connection: close"), lets
+  // admitted requests finish within --drain-timeout, closes each HTTP connection after its last
+  // answer, then stops the servers. Idempotent.
   void stop();
 
  private:
@@ -128,6 +131,9 @@ class Daemon {
   void on_device_event(unsigned device, const DeviceEvent& event);
   // Readiness (gRPC health, tessera_ready): while a device serves, unless draining; health_mu_ held.
   void apply_readiness();
+  // Draining: waits until no gRPC call has been refused for a short while (callers have stopped),
+  // at most until `deadline`.
+  void wait_for_grpc_quiet(std::chrono::steady_clock::time_point deadline) const;
   // The fleet service, the HTTP routes and their server.
   Status start_http(Startup& startup);
   // The request-body budget of every HTTP connection and the routes' KServe JSON limit.

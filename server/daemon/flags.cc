@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <iterator>
 #include <limits>
 #include <map>
 
@@ -139,6 +138,22 @@ std::vector<DaemonFlag> request_body_flags(DaemonOptions& o) {
   };
 }
 
+// The HTTP connections' settings: timeouts, the connection bound, pipelining.
+std::vector<DaemonFlag> http_flags(DaemonOptions& o) {
+  return {
+      number("http-read-timeout-s", "HTTP: seconds to read a request (and an idle keep-alive, a TLS handshake)",
+             &o.http_read_timeout_s, 1, 3600),
+      number("http-write-timeout-s", "HTTP: seconds to write a response, and each server-sent event",
+             &o.http_write_timeout_s, 1, 3600),
+      number("max-connections",
+             "HTTP connections open at once; more are accepted and closed at once (tessera_http_connections_refused_"
+             "total). 0 = the file-descriptor limit less a quarter of it (at least 64), kept for gRPC and files",
+             &o.max_connections, 0, 1e9),
+      number("http-max-in-flight", "HTTP: pipelined requests read but not yet answered, per connection",
+             &o.http_max_in_flight, 1, 1024),
+  };
+}
+
 }  // namespace
 
 std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
@@ -197,12 +212,6 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
            "File of bearer tokens, one per line (# comments): inference, models, telemetry and metrics then want "
            "'authorization: Bearer <token>'; health and the web page stay open",
            &o.auth_tokens),
-      number("http-read-timeout-s", "HTTP: seconds to read a request (and an idle keep-alive, a TLS handshake)",
-             &o.http_read_timeout_s, 1, 3600),
-      number("http-write-timeout-s", "HTTP: seconds to write a response, and each server-sent event",
-             &o.http_write_timeout_s, 1, 3600),
-      number("http-max-in-flight", "HTTP: pipelined requests read but not yet answered, per connection",
-             &o.http_max_in_flight, 1, 1024),
       text("peers",
            "Other tesserad HTTP addresses, HOST:PORT,... : GET /v1/fleet (and the web UI's fleet tab) lists each "
            "with its health and figures",
@@ -214,6 +223,7 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
   auto append = [&flags](std::vector<DaemonFlag> more) {
     flags.insert(flags.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   };
+  append(http_flags(o));
   append(image_flags(o));
   append(device_flags(o));
   append(request_body_flags(o));

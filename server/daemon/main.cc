@@ -12,6 +12,7 @@
 
 #include "accel/plan/plan_cache.h"
 #include "server/daemon/daemon.h"
+#include "server/daemon/fd_limit.h"
 #include "server/daemon/flags.h"
 #include "server/daemon/logging.h"
 
@@ -57,6 +58,11 @@ int run_daemon(int argc, char** argv) {
     return 1;
   }
   if (!config_file.empty()) spdlog::info("config {}", config_file.string());
+  // Every connection is a descriptor: take all the hard limit allows (the HTTP bound follows it).
+  const tessera::FdLimitChange fds = tessera::raise_fd_limit();
+  if (fds.after != fds.before) {
+    spdlog::info("file descriptors: soft limit raised from {} to the hard limit {}", fds.before, fds.after);
+  }
 
   // Every thread started from here on inherits the blocked signals; only sigwait sees them.
   sigset_t stop_signals;

@@ -23,9 +23,11 @@ namespace net = boost::asio;
 template <class Stream>
 class EventStreamSession : public std::enable_shared_from_this<EventStreamSession<Stream>> {
  public:
-  EventStreamSession(Stream&& stream, HttpEventStream events, unsigned version, const HttpSessionLimits& limits)
+  EventStreamSession(Stream&& stream, HttpEventStream events, unsigned version, const HttpSessionLimits& limits,
+                     ConnectionSlot slot)
       : stream_(std::move(stream)),
         limits_(limits),
+        slot_(std::move(slot)),
         source_(std::move(events.source)),
         chunked_(version >= 11),  // HTTP/1.0: the body runs until the connection closes
         head_(std::move(events.head.base())),
@@ -160,6 +162,7 @@ class EventStreamSession : public std::enable_shared_from_this<EventStreamSessio
 
   Stream stream_;
   const HttpSessionLimits& limits_;
+  ConnectionSlot slot_;                      // the connection's place among the server's open ones
   std::unique_ptr<HttpEventSource> source_;  // null once the body has ended
   const bool chunked_;
   http::response<http::empty_body> head_;
@@ -174,21 +177,23 @@ class EventStreamSession : public std::enable_shared_from_this<EventStreamSessio
 };
 
 template <class Stream>
-void start_session(Stream&& stream, HttpEventStream events, unsigned version, const HttpSessionLimits& limits) {
-  std::make_shared<EventStreamSession<Stream>>(std::forward<Stream>(stream), std::move(events), version, limits)
+void start_session(Stream&& stream, HttpEventStream events, unsigned version, const HttpSessionLimits& limits,
+                   ConnectionSlot slot) {
+  std::make_shared<EventStreamSession<Stream>>(std::forward<Stream>(stream), std::move(events), version, limits,
+                                               std::move(slot))
       ->start();
 }
 
 }  // namespace
 
 void start_event_stream_session(PlainStream&& stream, HttpEventStream events, unsigned version,
-                                const HttpSessionLimits& limits) {
-  start_session(std::move(stream), std::move(events), version, limits);
+                                const HttpSessionLimits& limits, ConnectionSlot slot) {
+  start_session(std::move(stream), std::move(events), version, limits, std::move(slot));
 }
 
 void start_event_stream_session(TlsStream&& stream, HttpEventStream events, unsigned version,
-                                const HttpSessionLimits& limits) {
-  start_session(std::move(stream), std::move(events), version, limits);
+                                const HttpSessionLimits& limits, ConnectionSlot slot) {
+  start_session(std::move(stream), std::move(events), version, limits, std::move(slot));
 }
 
 }  // namespace tessera

@@ -8,16 +8,18 @@
 #pragma once
 
 #include "server/http/connection.h"
+#include "server/http/connection_count.h"
 #include "server/http/session_limits.h"
 #include "server/http/types.h"
 
 namespace tessera {
 
 // `version` is the request's HTTP version: 1.1 gets a chunked body, 1.0 a body that runs until
-// the connection closes. `limits` must outlive the stream.
+// the connection closes. `limits` must outlive the stream; the connection's `slot` is kept until
+// it closes.
 void start_event_stream_session(PlainStream&& stream, HttpEventStream events, unsigned version,
-                                const HttpSessionLimits& limits);
+                                const HttpSessionLimits& limits, ConnectionSlot slot);
 void start_event_stream_session(TlsStream&& stream, HttpEventStream events, unsigned version,
-                                const HttpSessionLimits& limits);
+                                const HttpSessionLimits& limits, ConnectionSlot slot);
 
 }  // namespace tessera

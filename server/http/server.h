@@ -1,15 +1,20 @@
 // The HTTP side: an acceptor and its io_context threads; each connection is an HttpSession.
 #pragma once
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "accel/common/status.h"
+#include "server/http/connection_count.h"
 #include "server/http/session.h"
 #include "server/http/types.h"
 
@@ -22,6 +27,7 @@ struct HttpServerOptions {
   int port = 8080;                 // 0 picks a free port
   int threads = 2;                 // io_context threads
   HttpSessionLimits limits;
+  size_t max_connections = 1024;  // open at once; more are accepted and closed at once (counted as refused)
   std::shared_ptr<boost::asio::ssl::context> tls;  // set: HTTPS only (every connection starts with a TLS handshake)
 };
 
@@ -37,6 +43,14 @@ class HttpServer {
   int port() const { return port_; }
   // Closes the acceptor; open connections carry on.
   void stop_accepting();
+  // Stops accepting; from now on every answer says "Connection: close" and closes its connection
+  // once written (answers to requests already read still go out first).
+  void start_draining();
+  // Waits until every connection has closed, at most until `deadline`; false on timeout.
+  bool wait_until_closed(std::chrono::steady_clock::time_point deadline);
+  // Connections open now, and refused since start (above max_connections).
+  size_t open_connections() const { return connections_.open(); }
+  uint64_t refused_connections() const { return connections_.refused(); }
   // Stops the io_context and joins its threads; connections are dropped. Idempotent.
   void stop();
 
@@ -44,7 +58,11 @@ class HttpServer {
   explicit HttpServer(const HttpServerOptions& options);
 
   const HttpServerOptions options_;
+  HttpConnections connections_;  // before ioc_: the sessions the io_context holds keep slots of it
   boost::asio::io_context ioc_;
+  // Keeps the threads running while no I/O is pending: once the acceptor is closed (draining), the
+  // connections may all be waiting for answers from the batcher, which are posted to them later.
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{ioc_.get_executor()};
   std::shared_ptr<HttpListener> listener_;
   std::vector<std::thread> threads_;
   int port_ = 0;

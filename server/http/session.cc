@@ -35,11 +35,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
  public:
   // `stream_args` construct the stream: the socket, plus the SSL context for TLS.
   template <class... StreamArgs>
-  HttpSession(const HttpSessionLimits& limits, HttpHandler& handler, StreamArgs&&... stream_args)
+  HttpSession(const HttpSessionLimits& limits, HttpHandler& handler, ConnectionSlot slot, StreamArgs&&... stream_args)
       : stream_(std::forward<StreamArgs>(stream_args)...),
         strand_(stream_.get_executor()),
         limits_(limits),
-        handler_(handler) {}
+        handler_(handler),
+        slot_(std::move(slot)) {}
 
   void run() {
     // Start on the session's strand: the socket was accepted with one.
@@ -230,9 +231,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     Pending& front = pending_.front();
     if (front.stream) return hand_over();
     if (!front.response) return;
+    // Draining: the answer to the last request this connection reads closes it.
+    const bool last = no_more_requests_when_draining() && pending_.size() == 1;
     response_ = std::move(*front.response);
     response_.version(front.version);
-    response_.keep_alive(front.keep_alive);
+    response_.keep_alive(front.keep_alive && !last);
     pending_.pop_front();
     ++front_seq_;
     writing_ = true;
@@ -250,7 +253,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
       closing_ = true;
       return;
     }
-    if (close || (pending_.empty() && read_done_ && !reading_)) {
+    // Draining, answers to requests read before the one that said "close" still go out.
+    if ((close && (pending_.empty() || !draining())) || (pending_.empty() && read_done_ && !reading_)) {
       read_done_ = true;
       do_close();
       return;
@@ -260,7 +264,25 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   }
 
   void maybe_read_more() {
+    if (draining()) read_done_ = true;
     if (!reading_ && !read_done_ && !closing_ && pending_.size() < limits_.max_in_flight) do_read();
+  }
+
+  bool draining() const { return slot_ && slot_->draining(); }
+
+  // While the server drains no request is read after those already read, and a read that has
+  // received nothing yet is cancelled (a request racing it finds the connection closed, as after
+  // any idle keep-alive close). True, when draining, once no more requests will come.
+  bool no_more_requests_when_draining() {
+    if (!draining()) return false;
+    if (!reading_) {
+      read_done_ = true;
+    } else if (!read_done_ && buffer_.size() == 0 && parser_ && !parser_->got_some()) {
+      read_done_ = true;
+      beast::error_code ignored;
+      lowest().socket().cancel(ignored);
+    }
+    return read_done_;
   }
 
   // Every answer before it is written and the next one is an event stream.
@@ -280,7 +302,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     pending_.pop_front();
     ++front_seq_;
     closing_ = true;
-    start_event_stream_session(std::move(stream_), std::move(*front.stream), front.version, limits_);
+    start_event_stream_session(std::move(stream_), std::move(*front.stream), front.version, limits_, std::move(slot_));
   }
 
   void do_close() {
@@ -298,6 +320,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   BodyBudget::Reservation body_reservation_;  // its body's bytes, from the head until it is read
   const HttpSessionLimits& limits_;
   HttpHandler& handler_;
+  ConnectionSlot slot_;  // the connection's place among the server's open ones; moved out by hand_over()
 
   std::deque<Pending> pending_;
   uint64_t front_seq_ = 0;  // sequence number of pending_.front()
@@ -311,13 +334,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
 
 }  // namespace
 
-void start_http_session(tcp::socket&& socket, const HttpSessionLimits& limits, HttpHandler& handler) {
-  std::make_shared<HttpSession<PlainStream>>(limits, handler, std::move(socket))->run();
+void start_http_session(tcp::socket&& socket, const HttpSessionLimits& limits, HttpHandler& handler,
+                        ConnectionSlot slot) {
+  std::make_shared<HttpSession<PlainStream>>(limits, handler, std::move(slot), std::move(socket))->run();
 }
 
-void start_https_session(tcp::socket&& socket, ssl::context& tls, const HttpSessionLimits& limits,
-                         HttpHandler& handler) {
-  std::make_shared<HttpSession<TlsStream>>(limits, handler, std::move(socket), tls)->run();
+void start_https_session(tcp::socket&& socket, ssl::context& tls, const HttpSessionLimits& limits, HttpHandler& handler,
+                         ConnectionSlot slot) {
+  std::make_shared<HttpSession<TlsStream>>(limits, handler, std::move(slot), std::move(socket), tls)->run();
 }
 
 }  // namespace tessera

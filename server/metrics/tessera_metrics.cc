@@ -99,6 +99,16 @@ TesseraMetrics::TesseraMetrics()
                    .Name("tessera_uptime_seconds")
                    .Help("Seconds since the daemon started.")
                    .Register(registry_)
+                   .Add({}),
+              &BuildGauge()
+                   .Name("tessera_http_connections_open")
+                   .Help("HTTP connections open now (at most --max-connections).")
+                   .Register(registry_)
+                   .Add({}),
+              &BuildCounter()
+                   .Name("tessera_http_connections_refused_total")
+                   .Help("HTTP connections accepted and closed at once because --max-connections were open.")
+                   .Register(registry_)
                    .Add({})} {}
 
 ModelSeries TesseraMetrics::add_model(const std::string& model, const std::vector<std::string>& stages) {

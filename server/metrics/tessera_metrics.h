@@ -24,9 +24,11 @@ namespace tessera::metrics {
 
 // The daemon's own series, set at each scrape.
 struct DaemonSeries {
-  prometheus::Gauge* ready = nullptr;              // tessera_ready
-  prometheus::Gauge* images_per_second = nullptr;  // tessera_images_per_second
-  prometheus::Gauge* uptime = nullptr;             // tessera_uptime_seconds
+  prometheus::Gauge* ready = nullptr;                       // tessera_ready
+  prometheus::Gauge* images_per_second = nullptr;           // tessera_images_per_second
+  prometheus::Gauge* uptime = nullptr;                      // tessera_uptime_seconds
+  prometheus::Gauge* http_connections_open = nullptr;       // tessera_http_connections_open
+  prometheus::Counter* http_connections_refused = nullptr;  // tessera_http_connections_refused_total
 };
 
 // One served model's series.

@@ -264,6 +264,12 @@ std::string ServerStats::expose_metrics() const {
   daemon.images_per_second->Set(s.images_per_second);
   daemon.ready->Set(s.ready ? 1.0 : 0.0);
   daemon.uptime->Set(std::chrono::duration<double>(Clock::now() - started_).count());
+  if (connection_figures_) {
+    const ConnectionFigures connections = connection_figures_();
+    daemon.http_connections_open->Set(static_cast<double>(connections.open));
+    const double refused = static_cast<double>(connections.refused);
+    daemon.http_connections_refused->Increment(std::max(0.0, refused - daemon.http_connections_refused->Value()));
+  }
   for (size_t i = 0; i < s.devices.size() && i < device_series_.size(); ++i) {
     const DeviceStats& d = s.devices[i];
     const metrics::DeviceSeries& series = device_series_[i];

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -81,6 +82,12 @@ struct TelemetrySnapshot {
   std::vector<DeviceStats> devices;  // one per device instance, in --devices order
 };
 
+// The HTTP server's connections: open now, and refused since start (above --max-connections).
+struct ConnectionFigures {
+  size_t open = 0;
+  uint64_t refused = 0;
+};
+
 // One device instance: what /metrics says it is, its board's static power (for the modeled
 // energy), and where its power and health are read.
 struct DeviceLabels {
@@ -111,6 +118,9 @@ class ServerStats : public QueueObserver {
   void set_ready(bool ready);
   // The queue whose depths are reported (set once, before the first job).
   void set_queue(const InferenceQueue* queue) { queue_ = queue; }
+  // Where /metrics reads the HTTP connection figures (set once, before the first scrape; the
+  // callable must outlive the scrapes). Unset: the series stay at 0.
+  void set_connection_figures(std::function<ConnectionFigures()> read) { connection_figures_ = std::move(read); }
   bool ready() const;
   // A run or load on device instance `index` failed (tessera_device_errors_total).
   void on_device_error(unsigned index);
@@ -154,6 +164,7 @@ class ServerStats : public QueueObserver {
   const ModelRepository* repository_;
   const std::vector<DeviceLabels> devices_;
   const InferenceQueue* queue_;
+  std::function<ConnectionFigures()> connection_figures_;
   const std::chrono::steady_clock::duration window_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 

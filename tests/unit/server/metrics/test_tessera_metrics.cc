@@ -64,6 +64,8 @@ TEST(TesseraMetrics, ExposesTheCatalogueFromTheStart) {
       {"tessera_device_serving", "gauge"},
       {"tessera_energy_joules_total", "counter"},
       {"tessera_fabric_utilization_ratio", "gauge"},
+      {"tessera_http_connections_open", "gauge"},
+      {"tessera_http_connections_refused_total", "counter"},
       {"tessera_images_per_second", "gauge"},
       {"tessera_images_total", "counter"},
       {"tessera_modeled_fabric_energy_joules_total", "counter"},
