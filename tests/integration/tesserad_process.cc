@@ -10,13 +10,15 @@ namespace tessera::testing {
 
 std::filesystem::path bundled_models_dir() { return std::filesystem::path(TESSERA_SOURCE_DIR) / "models"; }
 
-TesseradProcess::TesseradProcess(std::vector<std::string> extra_args, const std::filesystem::path& models_dir) {
+TesseradProcess::TesseradProcess(std::vector<std::string> extra_args, const std::filesystem::path& models_dir,
+                                 const std::vector<std::string>& launcher) {
   log_file_ = std::filesystem::temp_directory_path() /
               ("tesserad-test-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()) + ".log");
   // No --web-root: the build tree's default, the built site (<build>/share/tessera/web).
   std::vector<std::string> argv = {TESSERAD_PATH, "--listen", "127.0.0.1", "--grpc-port",      "0",
                                    "--http-port", "0",        "--models",  models_dir.string()};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  argv.insert(argv.begin(), launcher.begin(), launcher.end());
   child_ = std::make_unique<ChildProcess>(argv, log_file_);
   if (!child_->started()) {
     error_ = "cannot start " + std::string(TESSERAD_PATH);

@@ -21,9 +21,10 @@ class TesseradProcess {
  public:
   // Starts tesserad --grpc-port 0 --http-port 0 --listen 127.0.0.1 --models `models_dir` plus
   // `extra_args`, and waits (bounded) for its startup line. Its web root is the default, the build
-  // tree's built site.
+  // tree's built site. A `launcher` (e.g. {"/usr/bin/prlimit", "--nofile=256", "--"}) runs it.
   explicit TesseradProcess(std::vector<std::string> extra_args = {},
-                           const std::filesystem::path& models_dir = bundled_models_dir());
+                           const std::filesystem::path& models_dir = bundled_models_dir(),
+                           const std::vector<std::string>& launcher = {});
   ~TesseradProcess();  // kills the daemon if still running, removes its log
 
   // False when the daemon did not print its startup line in time; error() says why.
@@ -34,6 +35,8 @@ class TesseradProcess {
   std::string grpc_address() const { return "127.0.0.1:" + std::to_string(grpc_port_); }
   // The startup line's models= list, e.g. "fashion-mnist".
   const std::string& models() const { return models_; }
+  // The daemon's process id (a launcher that execs it, as prlimit does, keeps its own).
+  pid_t pid() const { return child_->pid(); }
   // The daemon's stderr so far.
   std::string log() const;
 

@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <random>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -29,7 +28,6 @@
 namespace tessera::testing {
 namespace {
 
-namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
 constexpr int kFloodConnections = 2000;
@@ -38,45 +36,11 @@ constexpr auto kFloodHold = milliseconds(2000);
 constexpr const char* kPrlimit = "/usr/bin/prlimit";
 
 // tesserad started through `prlimit --nofile=SOFT:HARD`, on ephemeral loopback ports.
-class LimitedTesserad {
- public:
-  LimitedTesserad(int soft, int hard, const std::vector<std::string>& extra_args) {
-    log_ = fs::temp_directory_path() /
-           ("tesserad-fd-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}()) + ".log");
-    const std::string nofile = "--nofile=" + std::to_string(soft) + ":" + std::to_string(hard);
-    std::vector<std::string> argv = {kPrlimit, nofile, "--", TESSERAD_PATH, "--listen", "127.0.0.1"};
-    argv.insert(argv.end(), {"--grpc-port", "0", "--http-port", "0", "--models", bundled_models_dir().string()});
-    argv.insert(argv.end(), {"--web-root", web_root_dir().string()});
-    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-    child_ = std::make_unique<ChildProcess>(argv, log_);
-    const auto line = child_->read_line(std::chrono::seconds(60));
-    static const std::regex startup(R"(^tesserad: listening grpc=\S+ http=\S+:(\d+) models=\S*$)");
-    std::smatch m;
-    if (line && std::regex_match(*line, m, startup)) http_port_ = std::stoi(m[1]);
-  }
-  ~LimitedTesserad() {
-    child_.reset();
-    std::error_code ec;
-    fs::remove(log_, ec);
-  }
-  LimitedTesserad(const LimitedTesserad&) = delete;
-  LimitedTesserad& operator=(const LimitedTesserad&) = delete;
-
-  bool ok() const { return http_port_ > 0; }
-  int http_port() const { return http_port_; }
-  pid_t pid() const { return child_->pid(); }
-  std::string log() const { return read_text_file(log_); }
-  uintmax_t log_bytes() const {
-    std::error_code ec;
-    const uintmax_t size = fs::file_size(log_, ec);
-    return ec ? 0 : size;
-  }
-
- private:
-  fs::path log_;
-  std::unique_ptr<ChildProcess> child_;
-  int http_port_ = 0;
-};
+std::unique_ptr<TesseradProcess> limited_tesserad(int soft, int hard, const std::vector<std::string>& extra_args) {
+  const std::string nofile = "--nofile=" + std::to_string(soft) + ":" + std::to_string(hard);
+  return std::make_unique<TesseradProcess>(extra_args, bundled_models_dir(),
+                                           std::vector<std::string>{kPrlimit, nofile, "--"});
+}
 
 // CPU seconds (user + system) process `pid` has used.
 double cpu_seconds(pid_t pid) {
@@ -171,11 +135,11 @@ struct FloodOutcome {
   std::string log;          // the daemon's whole log
 };
 
-FloodOutcome flood(const LimitedTesserad& daemon) {
+FloodOutcome flood(const TesseradProcess& daemon) {
   FloodOutcome out;
   HttpClient keep_alive(daemon.http_port(), std::chrono::seconds(10));
   EXPECT_EQ(keep_alive.get("/healthz").status, 200);
-  const uintmax_t log_before = daemon.log_bytes();
+  const uintmax_t log_before = daemon.log().size();
   const double cpu_before = cpu_seconds(daemon.pid());
   const auto start = std::chrono::steady_clock::now();
   {
@@ -186,7 +150,7 @@ FloodOutcome flood(const LimitedTesserad& daemon) {
     std::this_thread::sleep_for(kFloodHold / 2);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.cpu_share = (cpu_seconds(daemon.pid()) - cpu_before) / wall;
-    out.log_bytes = daemon.log_bytes() - log_before;
+    out.log_bytes = daemon.log().size() - log_before;
   }
   out.fresh = fresh_healthz(daemon.http_port());
   out.metrics = HttpClient(daemon.http_port()).get("/metrics").body;
@@ -195,13 +159,13 @@ FloodOutcome flood(const LimitedTesserad& daemon) {
 }
 
 TEST_F(FdExhaustion, ConnectionsAboveTheDefaultBoundAreRefusedAndCounted) {
-  LimitedTesserad daemon(256, 256, {});
-  ASSERT_TRUE(daemon.ok()) << daemon.log();
+  const auto daemon = limited_tesserad(256, 256, {});
+  ASSERT_TRUE(daemon->ok()) << daemon->error();
   // 256 descriptors less a reserve of 64 for gRPC, files and the daemon's own.
-  EXPECT_NE(daemon.log().find("HTTP at most 192 open at once (from the fd limit), file-descriptor limit 256"),
+  EXPECT_NE(daemon->log().find("HTTP at most 192 open at once (from the fd limit), file-descriptor limit 256"),
             std::string::npos)
-      << daemon.log();
-  const FloodOutcome out = flood(daemon);
+      << daemon->log();
+  const FloodOutcome out = flood(*daemon);
   EXPECT_EQ(out.existing, 200) << out.log;
   EXPECT_EQ(out.fresh, 200) << out.log;
   // ~1,800 refused; a line per 10 s of them (before: a line per failed accept, ~1 GB a minute).
@@ -216,9 +180,9 @@ TEST_F(FdExhaustion, ConnectionsAboveTheDefaultBoundAreRefusedAndCounted) {
 
 TEST_F(FdExhaustion, OutOfDescriptorsTheListenerBacksOffAndRecovers) {
   // A bound above the fd limit: accept itself fails with EMFILE.
-  LimitedTesserad daemon(256, 256, {"--max-connections", "100000"});
-  ASSERT_TRUE(daemon.ok()) << daemon.log();
-  const FloodOutcome out = flood(daemon);
+  const auto daemon = limited_tesserad(256, 256, {"--max-connections", "100000"});
+  ASSERT_TRUE(daemon->ok()) << daemon->error();
+  const FloodOutcome out = flood(*daemon);
   EXPECT_GE(lines_with(out.log, "Too many open files"), 1) << out.log;
   EXPECT_LE(lines_with(out.log, "Too many open files"), 3) << out.log;
   EXPECT_LT(out.log_bytes, 16u << 10) << out.log.substr(0, 4000);
@@ -228,12 +192,13 @@ TEST_F(FdExhaustion, OutOfDescriptorsTheListenerBacksOffAndRecovers) {
 }
 
 TEST_F(FdExhaustion, TheSoftLimitIsRaisedToTheHardOneAtStart) {
-  LimitedTesserad daemon(256, 4096, {});
-  ASSERT_TRUE(daemon.ok()) << daemon.log();
-  const std::string limits = read_text_file("/proc/" + std::to_string(daemon.pid()) + "/limits");
+  const auto daemon = limited_tesserad(256, 4096, {});
+  ASSERT_TRUE(daemon->ok()) << daemon->error();
+  const std::string limits = read_text_file("/proc/" + std::to_string(daemon->pid()) + "/limits");
   EXPECT_TRUE(std::regex_search(limits, std::regex(R"(Max open files\s+4096\s+4096)"))) << limits;
-  EXPECT_NE(daemon.log().find("soft limit raised from 256 to the hard limit 4096"), std::string::npos) << daemon.log();
-  EXPECT_NE(daemon.log().find("HTTP at most 3072 open at once"), std::string::npos) << daemon.log();
+  EXPECT_NE(daemon->log().find("soft limit raised from 256 to the hard limit 4096"), std::string::npos)
+      << daemon->log();
+  EXPECT_NE(daemon->log().find("HTTP at most 3072 open at once"), std::string::npos) << daemon->log();
 }
 
 }  // namespace
