@@ -80,6 +80,11 @@ TEST(TesseraMetrics, ExposesTheCatalogueFromTheStart) {
   EXPECT_EQ(family_types(text), expected) << "tessera_requests_total appears with the first answer\n" << text;
   m.metrics.requests("fashion-mnist", "grpc", "OK").Increment();
   EXPECT_EQ(family_types(m.metrics.expose()).at("tessera_requests_total"), "counter");
+  m.metrics.fleet_bad_answers("127.0.0.1:8081").Increment();  // with a peer's first bad answer
+  const std::string with_peer = m.metrics.expose();
+  EXPECT_EQ(family_types(with_peer).at("tessera_fleet_peer_bad_answers_total"), "counter");
+  EXPECT_NE(with_peer.find("\ntessera_fleet_peer_bad_answers_total{peer=\"127.0.0.1:8081\"} 1\n"), std::string::npos)
+      << with_peer;
   EXPECT_NE(text.find("\ntessera_images_total{model=\"fashion-mnist\"} 0\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\ntessera_device_info{board=\"zcu102\",kind=\"emu\",name=\"emu0\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("\ntessera_device_errors_total 0\n"), std::string::npos) << "no device label for one device";
