@@ -55,8 +55,7 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     log = tempfile.NamedTemporaryFile(prefix="fd-flood-", suffix=".log", delete=False)
     cmd = ["prlimit", f"--nofile={args.nofile}:{args.nofile}", "--", args.tesserad, "--listen", "127.0.0.1",
-           "--grpc-port", "0", "--http-port", "0", "--models", os.path.join(ROOT, "models"),
-           "--web-root", os.path.join(ROOT, "web")]
+           "--grpc-port", "0", "--http-port", "0", "--models", os.path.join(ROOT, "models")]
     if args.max_connections is not None:
         cmd += ["--max-connections", str(args.max_connections)]
     daemon = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
