@@ -1,6 +1,7 @@
 #include "tests/integration/grpc_health.h"
 
 #include <google/protobuf/unknown_field_set.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <future>
@@ -8,6 +9,7 @@
 
 namespace tessera::testing {
 
+using google::protobuf::UnknownField;
 using google::protobuf::UnknownFieldSet;
 
 grpc::ByteBuffer to_buffer(const std::string& bytes) {
@@ -28,6 +30,17 @@ std::string bytes_field(int number, const std::string& value) {
   fields.AddLengthDelimited(number, value);
   std::string out;
   fields.SerializeToString(&out);
+  return out;
+}
+
+std::vector<std::string> bytes_fields(const std::string& message, int number) {
+  UnknownFieldSet fields;
+  EXPECT_TRUE(fields.ParseFromString(message));
+  std::vector<std::string> out;
+  for (int i = 0; i < fields.field_count(); ++i) {
+    const UnknownField& f = fields.field(i);
+    if (f.number() == number && f.type() == UnknownField::TYPE_LENGTH_DELIMITED) out.push_back(f.length_delimited());
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace tessera::testing {
 
@@ -14,6 +15,8 @@ grpc::ByteBuffer to_buffer(const std::string& bytes);
 std::string to_string(const grpc::ByteBuffer& buffer);
 // A length-delimited field `number` holding `value`, as a serialised message.
 std::string bytes_field(int number, const std::string& value);
+// The length-delimited fields numbered `number` of a serialised message (a failed parse fails the test).
+std::vector<std::string> bytes_fields(const std::string& message, int number);
 
 // Health/Check for `service` ("" = the server): the status and the ServingStatus number
 // (1 SERVING, 2 NOT_SERVING; -1 when the call failed).

@@ -2,7 +2,6 @@
 // as generic tools do (grpcurl, load balancers): raw protobuf bytes, decoded here without the
 // services' generated code (libgrpc++ ships none for them).
 #include <google/protobuf/descriptor.pb.h>
-#include <google/protobuf/unknown_field_set.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
@@ -15,22 +14,7 @@
 namespace tessera::testing {
 namespace {
 
-using google::protobuf::UnknownField;
-using google::protobuf::UnknownFieldSet;
-
 constexpr auto kTimeout = std::chrono::seconds(10);
-
-// The length-delimited fields numbered `number` of a message.
-std::vector<std::string> bytes_fields(const std::string& message, int number) {
-  UnknownFieldSet fields;
-  EXPECT_TRUE(fields.ParseFromString(message));
-  std::vector<std::string> out;
-  for (int i = 0; i < fields.field_count(); ++i) {
-    const UnknownField& f = fields.field(i);
-    if (f.number() == number && f.type() == UnknownField::TYPE_LENGTH_DELIMITED) out.push_back(f.length_delimited());
-  }
-  return out;
-}
 
 class HealthReflectionTest : public DaemonTest {
  protected:

@@ -4,7 +4,6 @@
 // are enumerated from the server's own descriptors (through reflection, with the token), so a new
 // RPC cannot slip by. Two authorization entries are refused on gRPC and HTTP alike.
 #include <google/protobuf/descriptor.pb.h>
-#include <google/protobuf/unknown_field_set.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
@@ -21,24 +20,9 @@
 namespace tessera::testing {
 namespace {
 
-using google::protobuf::UnknownField;
-using google::protobuf::UnknownFieldSet;
-
 constexpr const char* kToken = "doors-token-3e9a71";
 constexpr auto kTimeout = std::chrono::seconds(5);
 constexpr const char* kReflection = "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo";
-
-// The length-delimited fields numbered `number` of a message.
-std::vector<std::string> bytes_fields(const std::string& message, int number) {
-  UnknownFieldSet fields;
-  EXPECT_TRUE(fields.ParseFromString(message));
-  std::vector<std::string> out;
-  for (int i = 0; i < fields.field_count(); ++i) {
-    const UnknownField& f = fields.field(i);
-    if (f.number() == number && f.type() == UnknownField::TYPE_LENGTH_DELIMITED) out.push_back(f.length_delimited());
-  }
-  return out;
-}
 
 // How one call went: its status and the first message answered ("" when none).
 struct CallResult {

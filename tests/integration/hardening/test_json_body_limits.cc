@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "tests/integration/daemon_test.h"
-#include "tests/integration/hardening/daemon_memory.h"
+#include "tests/integration/proc_status.h"
 #include "tests/integration/raw_connection.h"
 
 namespace tessera::testing {
@@ -57,7 +57,7 @@ class JsonBodyLimitsTest : public DaemonTest {
  protected:
   void SetUp() override {
     DaemonTest::SetUp();
-    pid_ = tesserad_child_pid();
+    pid_ = daemon_->pid();
     ASSERT_GT(pid_, 0);
   }
   pid_t pid_ = -1;

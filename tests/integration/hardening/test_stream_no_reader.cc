@@ -10,7 +10,7 @@
 
 #include "tests/integration/daemon_test.h"
 #include "tests/integration/fmnist_images.h"
-#include "tests/integration/hardening/daemon_memory.h"
+#include "tests/integration/proc_status.h"
 
 namespace tessera::testing {
 namespace {
@@ -44,7 +44,7 @@ TEST_F(StreamNoReaderTest, ClassifyStreamStopsReadingWhileAnswersAreUnsent) {
   const auto images = load_fmnist_images();
   ASSERT_FALSE(images.empty()) << "the make_fmnist_images fixture writes them";
   const std::string image = read_binary(images[0].png);
-  const pid_t pid = tesserad_child_pid();
+  const pid_t pid = daemon_->pid();
   ASSERT_GT(pid, 0);
   ASSERT_TRUE(classify_grpc(*stub_, image).status.ok());
   const long rss_before = proc_status_kb(pid, "VmRSS:");

@@ -14,38 +14,12 @@
 
 #include "tests/integration/cli_test_util.h"
 #include "tests/integration/daemon_test.h"
+#include "tests/integration/proc_status.h"
 
 namespace tessera::testing {
 namespace {
 
 using nlohmann::json;
-
-// The daemon's resident memory, kB (VmRSS of /proc/PID/status; 0 when unreadable).
-long rss_kb(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  long value = 0;
-  while (status >> key) {
-    if (key == "VmRSS:") return (status >> value) ? value : 0;
-    status.ignore(1 << 10, '\n');
-  }
-  return 0;
-}
-
-// The tesserad this test process started (its only child while no CLI runs), -1 when none.
-pid_t tesserad_child() {
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream children(task.path() / "children");
-    pid_t pid = 0;
-    while (children >> pid) {
-      std::error_code exe_ec;
-      const auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", exe_ec);
-      if (exe.filename() == "tesserad") return pid;
-    }
-  }
-  return -1;
-}
 
 class OverloadTest : public DaemonTest {
  protected:
@@ -100,11 +74,11 @@ TEST_F(OverloadTest, TwiceTheCapacityRefusesTheExcessAtOnceAndKeepsAdmittedLaten
       EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(250)) << "a refusal waits";
     }
   });
-  const pid_t pid = tesserad_child();
+  const pid_t pid = daemon_->pid();
   const json first = overload(rate, 5);  // warms up whatever overload allocates
-  const long rss_warm = rss_kb(pid);
+  const long rss_warm = proc_status_kb(pid, "VmRSS:");
   const json second = overload(rate, 5);
-  const long rss_after = rss_kb(pid);
+  const long rss_after = proc_status_kb(pid, "VmRSS:");
   done = true;
   http_side.join();
 
