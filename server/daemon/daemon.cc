@@ -211,12 +211,12 @@ void Daemon::start_telemetry_and_queue() {
   queue_ = std::make_unique<InferenceQueue>(queue_options);
   stats_->set_queue(queue_.get());
   for (auto& sampler : samplers_) sampler->start();
-  telemetry_ = std::make_unique<TelemetryService>(*stats_, tokens_.get());
+  telemetry_ = std::make_unique<TelemetryService>(*stats_);
 }
 
 Status Daemon::start_grpc(const Startup& startup) {
-  classifier_ = std::make_unique<ClassifierService>(*models_, *queue_, options_.max_image_bytes, tokens_.get());
-  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *queue_, tokens_.get());
+  classifier_ = std::make_unique<ClassifierService>(*models_, *queue_, options_.max_image_bytes);
+  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *queue_);
   GrpcServerOptions grpc_options;
   grpc_options.host = options_.listen;
   grpc_options.port = options_.grpc_port;

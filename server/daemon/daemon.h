@@ -141,7 +141,7 @@ class Daemon {
 
   const DaemonOptions options_;
   std::unique_ptr<ModelRepository> models_;
-  std::unique_ptr<BearerTokens> tokens_;  // null: no token needed; outlives the services and routes
+  std::unique_ptr<BearerTokens> tokens_;  // null: no token needed; outlives the routes (gRPC keeps a copy)
   // Declared before the queue: the queue's workers report to the stats until the queue stops.
   std::vector<std::unique_ptr<telemetry::TelemetrySampler>> samplers_;  // one per device instance
   std::map<unsigned, std::vector<std::string>> hwmon_rails_;            // options_.hwmon_rails, parsed

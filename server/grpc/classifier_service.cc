@@ -4,7 +4,6 @@
 #include <string>
 #include <utility>
 
-#include "server/auth/grpc_auth.h"
 #include "server/grpc/classify_messages.h"
 #include "server/grpc/classify_stream.h"
 #include "server/grpc/status_mapping.h"
@@ -12,18 +11,13 @@
 
 namespace tessera {
 
-ClassifierService::ClassifierService(ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
-                                     const BearerTokens* tokens)
-    : models_(models), tokens_(tokens), admission_(models, queue, in_flight_, max_image_bytes) {}
+ClassifierService::ClassifierService(ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes)
+    : models_(models), admission_(models, queue, in_flight_, max_image_bytes) {}
 
 grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContext* context,
                                                       const v1::ClassifyRequest* request,
                                                       v1::ClassifyResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (auto refused = check_grpc_bearer(*context, tokens_)) {
-    reactor->Finish(*refused);
-    return reactor;
-  }
   // The call keeps `request` until it is finished, so the job may point into it.
   Admitted admitted = admission_.admit(admission_request(context, *request, "grpc"));
   if (!admitted) {
@@ -43,17 +37,12 @@ grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContex
 
 grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifierService::ClassifyStream(
     grpc::CallbackServerContext* context) {
-  return new ClassifyStreamReactor(admission_, context, check_grpc_bearer(*context, tokens_));
+  return new ClassifyStreamReactor(admission_, context);
 }
 
 grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerContext* context,
                                                         const v1::ListModelsRequest* /*request*/,
                                                         v1::ListModelsResponse* response) {
-  if (auto refused = check_grpc_bearer(*context, tokens_)) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(*refused);
-    return reactor;
-  }
   // The default model's versions first (in version order), as the protocol promises.
   auto served = models_.models();
   const std::string default_name = models_.default_name();
@@ -81,10 +70,6 @@ grpc::ServerUnaryReactor* ClassifierService::GetModelIndex(grpc::CallbackServerC
                                                            const v1::ModelIndexRequest* /*request*/,
                                                            v1::ModelIndexResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (auto refused = check_grpc_bearer(*context, tokens_)) {
-    reactor->Finish(*refused);
-    return reactor;
-  }
   for (const ModelIndexEntry& row : models_.index()) {
     v1::ModelIndexEntry* entry = response->add_models();
     entry->set_name(row.name);
@@ -100,9 +85,7 @@ grpc::ServerUnaryReactor* ClassifierService::LoadModel(grpc::CallbackServerConte
                                                        const v1::LoadModelRequest* request,
                                                        v1::LoadModelResponse* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (auto refused = check_grpc_bearer(*context, tokens_)) {
-    reactor->Finish(*refused);
-  } else if (request->name().empty()) {
+  if (request->name().empty()) {
     reactor->Finish(to_grpc_status(Status::invalid_argument("name is empty; name the model to load")));
   } else {
     reactor->Finish(to_grpc_status(models_.load_model(request->name())));
@@ -114,11 +97,7 @@ grpc::ServerUnaryReactor* ClassifierService::UnloadModel(grpc::CallbackServerCon
                                                          const v1::UnloadModelRequest* request,
                                                          v1::UnloadModelResponse* /*response*/) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (auto refused = check_grpc_bearer(*context, tokens_)) {
-    reactor->Finish(*refused);
-  } else {
-    reactor->Finish(to_grpc_status(models_.unload_model(request->name())));
-  }
+  reactor->Finish(to_grpc_status(models_.unload_model(request->name())));
   return reactor;
 }
 

@@ -11,18 +11,15 @@
 
 namespace tessera {
 
-class BearerTokens;
 class InferenceQueue;
 class ModelRepository;
 
 // Classify hands the request to admission and the queue and returns its reactor at once; the
 // worker's callback fills the response and finishes the RPC. ClassifyStream does the same per
-// message of a stream (classify_stream.h). ListModels and the repository calls answer inline. With `tokens`, every RPC
-// first wants a bearer token (auth/grpc_auth.h).
+// message of a stream (classify_stream.h). ListModels and the repository calls answer inline.
 class ClassifierService final : public v1::Classifier::CallbackService {
  public:
-  ClassifierService(ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes,
-                    const BearerTokens* tokens = nullptr);
+  ClassifierService(ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes);
 
   grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context, const v1::ClassifyRequest* request,
                                      v1::ClassifyResponse* response) override;
@@ -43,7 +40,6 @@ class ClassifierService final : public v1::Classifier::CallbackService {
 
  private:
   ModelRepository& models_;
-  const BearerTokens* tokens_;
   InFlightTracker in_flight_;
   Admission admission_;  // over in_flight_
 };

@@ -24,15 +24,8 @@ v1::ClassifyResponse error_answer(const std::string& model, const std::string& r
 
 }  // namespace
 
-ClassifyStreamReactor::ClassifyStreamReactor(Admission& admission, grpc::CallbackServerContext* context,
-                                             std::optional<grpc::Status> refused)
+ClassifyStreamReactor::ClassifyStreamReactor(Admission& admission, grpc::CallbackServerContext* context)
     : admission_(admission), context_(context) {
-  if (refused) {
-    finished_ = true;
-    handed_to_grpc(this);
-    Finish(*refused);
-    return;
-  }
   holds_slot_ = admission.in_flight().try_begin();
   if (!holds_slot_) {
     finished_ = true;

@@ -15,7 +15,6 @@
 #include <list>
 #include <memory>
 #include <mutex>
-#include <optional>
 
 #include "tessera/v1/classifier.grpc.pb.h"
 
@@ -28,9 +27,8 @@ inline constexpr size_t kMaxPendingPerStream = 32;
 class ClassifyStreamReactor final : public grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse> {
  public:
   // Each message goes through `admission` (without a slot of its own: the stream holds one
-  // until it is done). With `refused` (a missing bearer token) the stream ends at once with it.
-  ClassifyStreamReactor(Admission& admission, grpc::CallbackServerContext* context,
-                        std::optional<grpc::Status> refused);
+  // until it is done). Without a slot (the server drains) the stream ends at once, UNAVAILABLE.
+  ClassifyStreamReactor(Admission& admission, grpc::CallbackServerContext* context);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -45,7 +43,7 @@ class ClassifyStreamReactor final : public grpc::ServerBidiReactor<v1::ClassifyR
 
   Admission& admission_;
   grpc::CallbackServerContext* context_;
-  bool holds_slot_ = false;  // false: refused (token, draining); the stream ended at once
+  bool holds_slot_ = false;  // false: refused (draining); the stream ended at once
 
   std::mutex mu_;
   std::unique_ptr<v1::ClassifyRequest> reading_;              // target of the read in progress

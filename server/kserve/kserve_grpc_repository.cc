@@ -7,7 +7,6 @@
 #include <string>
 #include <string_view>
 
-#include "server/auth/grpc_auth.h"
 #include "server/grpc/status_mapping.h"
 #include "server/kserve/kserve_grpc_service.h"
 #include "server/models/model_repository.h"
@@ -49,7 +48,6 @@ Status check_repository_request(const Request& request, std::string_view allowed
 grpc::ServerUnaryReactor* KserveGrpcService::RepositoryIndex(grpc::CallbackServerContext* context,
                                                              const inference::RepositoryIndexRequest* request,
                                                              inference::RepositoryIndexResponse* response) {
-  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   if (Status bad = check_repository_name(request->repository_name()); !bad.is_ok()) {
     return finish(context, to_grpc_status(bad));
   }
@@ -67,7 +65,6 @@ grpc::ServerUnaryReactor* KserveGrpcService::RepositoryIndex(grpc::CallbackServe
 grpc::ServerUnaryReactor* KserveGrpcService::RepositoryModelLoad(grpc::CallbackServerContext* context,
                                                                  const inference::RepositoryModelLoadRequest* request,
                                                                  inference::RepositoryModelLoadResponse* /*response*/) {
-  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   if (Status bad = check_repository_request(*request); !bad.is_ok()) return finish(context, to_grpc_status(bad));
   return finish(context, to_grpc_status(models_.load_model(request->model_name())));
 }
@@ -75,7 +72,6 @@ grpc::ServerUnaryReactor* KserveGrpcService::RepositoryModelLoad(grpc::CallbackS
 grpc::ServerUnaryReactor* KserveGrpcService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse* /*response*/) {
-  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   if (Status bad = check_repository_request(*request, "unload_dependents"); !bad.is_ok()) {
     return finish(context, to_grpc_status(bad));
   }

@@ -5,7 +5,6 @@
 #include <string>
 #include <utility>
 
-#include "server/auth/grpc_auth.h"
 #include "server/batching/admission.h"
 #include "server/batching/inference_queue.h"
 #include "server/grpc/status_mapping.h"
@@ -34,10 +33,8 @@ struct PendingInfer {
 
 }  // namespace
 
-KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens)
-    : models_(models),
-      tokens_(tokens),
-      admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
+KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue)
+    : models_(models), admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerContext* context,
                                                         const inference::ServerLiveRequest* /*request*/,
@@ -65,7 +62,6 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelReady(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* KserveGrpcService::ServerMetadata(grpc::CallbackServerContext* context,
                                                             const inference::ServerMetadataRequest* /*request*/,
                                                             inference::ServerMetadataResponse* response) {
-  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   *response = make_server_metadata(server_version());
   return finish(context, grpc::Status::OK);
 }
@@ -73,7 +69,6 @@ grpc::ServerUnaryReactor* KserveGrpcService::ServerMetadata(grpc::CallbackServer
 grpc::ServerUnaryReactor* KserveGrpcService::ModelMetadata(grpc::CallbackServerContext* context,
                                                            const inference::ModelMetadataRequest* request,
                                                            inference::ModelMetadataResponse* response) {
-  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   auto model = find_model(models_, request->name(), request->version());
   if (!model) return finish(context, to_grpc_status(model.status()));
   *response = make_model_metadata(model->signature);
@@ -83,7 +78,6 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelMetadata(grpc::CallbackServerC
 grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerContext* context,
                                                         const inference::ModelInferRequest* request,
                                                         inference::ModelInferResponse* response) {
-  if (auto refused = check_grpc_bearer(*context, tokens_)) return finish(context, *refused);
   AdmissionRequest admission;
   admission.via = kVia;
   admission.model = request->model_name();

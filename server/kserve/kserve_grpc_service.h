@@ -11,7 +11,6 @@
 namespace tessera {
 class InferenceQueue;
 class ModelRepository;
-class BearerTokens;
 }  // namespace tessera
 
 namespace tessera::kserve {
@@ -22,10 +21,8 @@ namespace tessera::kserve {
 // thread). ServerReady and ModelReady say false once the daemon drains.
 class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
  public:
-  // Images are checked against the queue's decode limits. With `tokens`, metadata, inference and
-  // the repository want a bearer token; the health RPCs (ServerLive, ServerReady, ModelReady) stay
-  // open.
-  KserveGrpcService(ModelRepository& models, InferenceQueue& queue, const BearerTokens* tokens = nullptr);
+  // Images are checked against the queue's decode limits.
+  KserveGrpcService(ModelRepository& models, InferenceQueue& queue);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -63,7 +60,6 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
 
  private:
   ModelRepository& models_;
-  const BearerTokens* tokens_;
   InFlightTracker in_flight_;
   Admission admission_;  // over in_flight_
 };

@@ -8,7 +8,6 @@
 #include <memory>
 #include <mutex>
 
-#include "server/auth/grpc_auth.h"
 #include "server/grpc/tsan_handoff.h"
 
 namespace tessera {
@@ -172,25 +171,20 @@ void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out)
   for (const telemetry::DeviceStats& d : s.devices) device_to_proto(d, *out.add_devices());
 }
 
-TelemetryService::TelemetryService(const telemetry::ServerStats& stats, const BearerTokens* tokens)
-    : stats_(stats), tokens_(tokens) {}
+TelemetryService::TelemetryService(const telemetry::ServerStats& stats) : stats_(stats) {}
 
 grpc::ServerUnaryReactor* TelemetryService::GetTelemetry(grpc::CallbackServerContext* context,
                                                          const v1::GetTelemetryRequest* /*request*/,
                                                          v1::TelemetrySnapshot* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (auto refused = check_grpc_bearer(*context, tokens_)) {
-    reactor->Finish(*refused);
-    return reactor;
-  }
   to_proto(stats_.snapshot(), *response);
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
 
 grpc::ServerWriteReactor<v1::TelemetrySnapshot>* TelemetryService::WatchTelemetry(
-    grpc::CallbackServerContext* context, const v1::WatchTelemetryRequest* request) {
-  // A reactor that only finishes: no token, or the server is draining.
+    grpc::CallbackServerContext* /*context*/, const v1::WatchTelemetryRequest* request) {
+  // A reactor that only finishes: the server is draining.
   class Refused final : public grpc::ServerWriteReactor<v1::TelemetrySnapshot> {
    public:
     explicit Refused(const grpc::Status& status) {
@@ -202,7 +196,6 @@ grpc::ServerWriteReactor<v1::TelemetrySnapshot>* TelemetryService::WatchTelemetr
       delete this;
     }
   };
-  if (auto refused = check_grpc_bearer(*context, tokens_)) return new Refused(*refused);
   if (!in_flight_.try_begin()) {
     return new Refused(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
   }

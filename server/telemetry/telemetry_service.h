@@ -11,15 +11,12 @@
 
 namespace tessera {
 
-class BearerTokens;
-
 // The wire form of a snapshot.
 void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out);
 
-// With `tokens`, every RPC first wants a bearer token (auth/grpc_auth.h).
 class TelemetryService final : public v1::Telemetry::CallbackService {
  public:
-  explicit TelemetryService(const telemetry::ServerStats& stats, const BearerTokens* tokens = nullptr);
+  explicit TelemetryService(const telemetry::ServerStats& stats);
 
   grpc::ServerUnaryReactor* GetTelemetry(grpc::CallbackServerContext* context, const v1::GetTelemetryRequest* request,
                                          v1::TelemetrySnapshot* response) override;
@@ -34,7 +31,6 @@ class TelemetryService final : public v1::Telemetry::CallbackService {
 
  private:
   const telemetry::ServerStats& stats_;
-  const BearerTokens* tokens_;
   InFlightTracker in_flight_;
   EventStreamHub watch_drains_;
 };
