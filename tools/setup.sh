@@ -28,6 +28,8 @@ packages=(
   dataset-fashion-mnist
   # the browser the web UI's tests drive (tests/browser, through playwright-core from npm)
   chromium
+  # gRPC from Python for the measuring scripts (tests/bench/hardening_memory.py)
+  python3-grpcio
 )
 # Node.js and npm build the web UI's libraries (web/package-lock.json) and run the browser test.
 # Debian's nodejs + npm serve; a machine that already has node and npm (e.g. NodeSource's nodejs,
