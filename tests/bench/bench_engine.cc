@@ -21,6 +21,7 @@
 
 #include "accel/device/device_registry.h"
 #include "accel/runtime/engine.h"
+#include "tests/common/model_folder_files.h"
 
 namespace tessera {
 namespace {
@@ -50,11 +51,11 @@ std::vector<float> read_floats(const std::filesystem::path& path) {
 // image is the sample, both images the calibration set.
 BenchModel zoo_model(const std::filesystem::path& zoo, const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / ("tessera-bench-" + name);
-  const auto model_file = std::filesystem::absolute(zoo / name / "model.onnx");
   std::filesystem::create_directories(dir);
-  std::ofstream(dir / "model.toml")
-      << "name = \"" << name << "\"\nfile = \"" << model_file.string()
-      << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\nchannels = 3\n";
+  testing::place_in_model_folder(zoo / name / "model.onnx", dir, "model.onnx");
+  std::ofstream(dir / "model.toml") << "name = \"" << name
+                                    << "\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth = "
+                                       "224\nheight = 224\nchannels = 3\n";
   std::ofstream labels(dir / "labels.txt");
   for (int i = 0; i < 1000; ++i) labels << "class" << i << "\n";
   Tensor both({2, 3, 224, 224}, read_floats(zoo / name / "input.f32"));

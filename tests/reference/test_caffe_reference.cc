@@ -22,6 +22,7 @@
 #include "accel/import/caffe/caffe_importer.h"
 #include "accel/import/onnx/onnx_importer.h"
 #include "accel/runtime/engine.h"
+#include "tests/common/model_folder_files.h"
 #include "tests/reference/zoo_data.h"
 
 namespace tessera {
@@ -121,15 +122,17 @@ std::shared_ptr<Device> emulator() {
   return std::move(device).value();
 }
 
-// A model folder in a temp dir for a generated net: format = "caffe", files by absolute path.
+// A model folder in a temp dir for a generated net: format = "caffe", its files linked in.
 std::filesystem::path model_folder(const std::string& name, const Shape& input, int64_t classes) {
   const auto dir = kCaffeZoo / name;
   auto model_dir = std::filesystem::temp_directory_path() / ("tessera-caffe-int8-" + name);
   std::filesystem::create_directories(model_dir);
+  for (const char* file : {"deploy.prototxt", "model.caffemodel"}) {
+    testing::place_in_model_folder(dir / file, model_dir, file);
+  }
   std::ofstream(model_dir / "model.toml")
-      << "name = \"" << name << "\"\nformat = \"caffe\"\nfile = \"" << (dir / "deploy.prototxt").string()
-      << "\"\nweights = \"" << (dir / "model.caffemodel").string()
-      << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = " << input[3] << "\nheight = " << input[2]
+      << "name = \"" << name << "\"\nformat = \"caffe\"\nfile = \"deploy.prototxt\"\nweights = \"model.caffemodel\""
+      << "\nlabels = \"labels.txt\"\n[input]\nwidth = " << input[3] << "\nheight = " << input[2]
       << "\nchannels = " << input[1] << "\nscale = 1.0\n"
       << (input[1] == 3 ? "channel_order = \"bgr\"\n" : "");
   std::ofstream labels(model_dir / "labels.txt");

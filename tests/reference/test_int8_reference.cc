@@ -19,6 +19,7 @@
 #include "accel/image/preprocess.h"
 #include "accel/import/onnx/onnx_importer.h"
 #include "accel/runtime/engine.h"
+#include "tests/common/model_folder_files.h"
 #include "tests/reference/zoo_data.h"
 
 namespace tessera {
@@ -95,13 +96,14 @@ TEST_P(Int8Zoo, LogitsCloseToPyTorch) {
   Tensor input(meta["input_shape"].get<Shape>(), read_raw<float>(dir / "input.f32"));
   const auto want = read_raw<float>(dir / "output.f32");
 
-  // A model folder in a temp dir pointing at the zoo file (model.toml needs labels).
+  // A model folder in a temp dir holding the zoo file (model.toml needs labels).
   const auto model_dir = std::filesystem::temp_directory_path() / ("tessera-int8-" + GetParam());
   std::filesystem::create_directories(model_dir);
+  testing::place_in_model_folder(dir / "model.onnx", model_dir, "model.onnx");
   {
     std::ofstream(model_dir / "model.toml")
-        << "name = \"" << GetParam() << "\"\nfile = \"" << (dir / "model.onnx").string()
-        << "\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\n"
+        << "name = \"" << GetParam()
+        << "\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth = 224\nheight = 224\n"
            "channels = 3\n";
     std::ofstream labels(model_dir / "labels.txt");
     for (int i = 0; i < 1000; ++i) labels << "class" << i << "\n";

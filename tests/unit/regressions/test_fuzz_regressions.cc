@@ -165,7 +165,7 @@ TEST(FuzzRegressions, ModelTomlFloatPastInt64IsRefused) {
   ASSERT_FALSE(crash.is_ok());
   EXPECT_NE(crash.status().message().find("input.height"), std::string::npos) << crash.status().message();
   const auto whole =
-      load_model_config(model_folder("name = \"s\"\nfile = \"calibration\"\n[input]\nwidth = 28\n"
+      load_model_config(model_folder("name = \"s\"\nfile = \"labels.txt\"\n[input]\nwidth = 28\n"
                                      "height = 28.0\nchannels = 1\n"));
   ASSERT_FALSE(whole.is_ok());
   EXPECT_NE(whole.status().message().find("must be an integer"), std::string::npos) << whole.status().message();
