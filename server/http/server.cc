@@ -9,6 +9,8 @@
 #include <boost/beast/core.hpp>
 
 #include <chrono>
+#include <future>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -64,11 +66,21 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
     net::dispatch(acceptor_.get_executor(), beast::bind_front_handler(&HttpListener::do_accept, shared_from_this()));
   }
 
-  void close() {
-    net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] {
-      beast::error_code ignored;
-      self->acceptor_.close(ignored);
+  // Closes the listener; `closed` is set once it is. What the kernel had already taken into the
+  // listen backlog is accepted and served first: closing over it would reset those connections,
+  // and their requests would be lost.
+  void close(std::shared_ptr<std::promise<void>> closed) {
+    net::dispatch(acceptor_.get_executor(), [self = shared_from_this(), closed = std::move(closed)] {
+      beast::error_code ec;
+      self->acceptor_.non_blocking(true, ec);
+      while (!ec && self->acceptor_.is_open()) {
+        tcp::socket socket(net::make_strand(self->ioc_));
+        self->acceptor_.accept(socket, ec);
+        if (!ec) self->serve(std::move(socket));
+      }
+      self->acceptor_.close(ec);
       self->backoff_.cancel();
+      closed->set_value();
     });
   }
 
@@ -92,20 +104,27 @@ class HttpListener : public std::enable_shared_from_this<HttpListener> {
     }
     if (ec) {
       accept_errors_.note("http: accept: " + ec.message());
-    } else if (ConnectionSlot slot = connections_.try_open()) {
+    } else {
+      serve(std::move(socket));
+    }
+    do_accept();
+  }
+
+  // A session for an accepted connection, or its refusal past the --max-connections bound.
+  void serve(tcp::socket socket) {
+    if (ConnectionSlot slot = connections_.try_open()) {
       if (tls_ != nullptr) {
         start_https_session(std::move(socket), *tls_, limits_, handler_, std::move(slot));
       } else {
         start_http_session(std::move(socket), limits_, handler_, std::move(slot));
       }
-    } else {
-      // Closed at once: the peer sees the connection end before any answer, and nothing is read.
-      beast::error_code ignored;
-      socket.close(ignored);
-      refusals_.note("http: refused a connection: " + std::to_string(connections_.max_open()) +
-                     " are open, the --max-connections bound");
+      return;
     }
-    do_accept();
+    // Closed at once: the peer sees the connection end before any answer, and nothing is read.
+    beast::error_code ignored;
+    socket.close(ignored);
+    refusals_.note("http: refused a connection: " + std::to_string(connections_.max_open()) +
+                   " are open, the --max-connections bound");
   }
 
   net::io_context& ioc_;
@@ -146,7 +165,16 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpServerOptions& o
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::stop_accepting() {
-  if (listener_) listener_->close();
+  if (!listener_) return;
+  auto closed = std::make_shared<std::promise<void>>();
+  std::future<void> done = closed->get_future();
+  listener_->close(std::move(closed));
+  // Called off the server's threads (the daemon's drain): the listener is closed before any
+  // answer says "Connection: close", so a client that reconnects is refused at connect rather
+  // than reset in the backlog. Bounded: the server's threads may be busy.
+  if (done.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+    spdlog::warn("http: the listener did not close within 2 s");
+  }
 }
 
 void HttpServer::start_draining() {

@@ -41,7 +41,9 @@ class HttpServer {
 
   // The bound port (the real one when options.port was 0).
   int port() const { return port_; }
-  // Closes the acceptor; open connections carry on.
+  // Closes the acceptor and returns once it is closed (at most ~2 s), the connections the listen
+  // backlog already held accepted and served first; open connections carry on. Call it off the
+  // server's threads.
   void stop_accepting();
   // Stops accepting; from now on every answer says "Connection: close" and closes its connection
   // once written (answers to requests already read still go out first).
