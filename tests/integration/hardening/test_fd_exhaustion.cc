@@ -179,6 +179,10 @@ TEST_F(FdExhaustion, ConnectionsAboveTheDefaultBoundAreRefusedAndCounted) {
 }
 
 TEST_F(FdExhaustion, OutOfDescriptorsTheListenerBacksOffAndRecovers) {
+  // Out of descriptors, the sanitizer runtime misreports: UBSan's vptr check probes the vtable's
+  // memory through a pipe it cannot open then (sanitizer_common's IsAccessibleMemoryRange), and
+  // calls every checked virtual call in Asio/Beast an "invalid vptr" ("memory cannot be printed").
+  if (sanitizer_build()) GTEST_SKIP() << "a daemon without descriptors defeats the sanitizer runtime's own checks";
   // A bound above the fd limit: accept itself fails with EMFILE.
   const auto daemon = limited_tesserad(256, 256, {"--max-connections", "100000"});
   ASSERT_TRUE(daemon->ok()) << daemon->error();
