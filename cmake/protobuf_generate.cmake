@@ -6,6 +6,8 @@ function(tessera_proto_library target)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/gen)
   file(MAKE_DIRECTORY ${out_dir})
   set(sources)
+  # A file may import any other of the list: each is regenerated when any of them changes.
+  list(TRANSFORM ARG_PROTOS PREPEND ${ARG_ROOT}/ OUTPUT_VARIABLE all_protos)
   foreach(proto ${ARG_PROTOS})
     string(REGEX REPLACE "\\.proto$" "" base ${proto})
     set(outputs ${out_dir}/${base}.pb.cc ${out_dir}/${base}.pb.h)
@@ -17,7 +19,7 @@ function(tessera_proto_library target)
     add_custom_command(
       OUTPUT ${outputs}
       COMMAND protobuf::protoc -I ${ARG_ROOT} ${args} ${ARG_ROOT}/${proto}
-      DEPENDS ${ARG_ROOT}/${proto} protobuf::protoc
+      DEPENDS ${all_protos} protobuf::protoc
       COMMENT "protoc ${proto}"
       VERBATIM)
     list(APPEND sources ${outputs})
