@@ -27,7 +27,14 @@ int run_cli(int argc, char** argv) {
   CLI::App* bench = c::add_bench_command(app, bench_args);
   CLI::App* watch = c::add_watch_command(app, watch_args);
   CLI::App* fleet = c::add_fleet_command(app, fleet_args);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every usage error says why on stderr and exits 2, as
+    // getopt-based tools do (not CLI11's own codes 105-114).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : tessera::client::kUsageError;
+  }
 
   try {
     if (classify->parsed()) return c::run_classify(classify_args);
@@ -42,7 +49,7 @@ int run_cli(int argc, char** argv) {
     std::cerr << "tessera: " << e.what() << "\n";
     return 1;
   }
-  return 2;
+  return c::kUsageError;
 }
 
 }  // namespace

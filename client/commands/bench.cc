@@ -16,6 +16,7 @@
 #include "client/commands/bench_stats.h"
 #include "client/commands/commands.h"
 #include "client/commands/common.h"
+#include "client/kserve/kserve_transport.h"
 
 namespace tessera::client {
 namespace {
@@ -60,7 +61,7 @@ bool load_images(const BenchArgs& args, const std::string& model, std::vector<Be
       std::cerr << "tessera bench: cannot read " << path.string() << "\n";
       return false;
     }
-    images.push_back({path.string(), std::move(bytes)});
+    images.push_back({path.string(), std::move(bytes), {}});
   }
   if (images.empty()) {
     std::cerr << "tessera bench: no .jpg/.jpeg/.png files in " << dir << "\n";
@@ -77,14 +78,65 @@ std::optional<v1::TelemetrySnapshot> get_telemetry(v1::Telemetry::Stub& stub, co
   return snapshot;
 }
 
+BenchCallOptions call_options(const BenchArgs& args) {
+  BenchCallOptions options;
+  options.model = args.model;
+  options.top_k = args.top_k;
+  options.timeout = seconds_to_us(args.timeout_s);
+  return options;
+}
+
+kserve::HttpTensorFormat http_format(const ProtocolOptions& p) {
+  return {p.input_tensor_format == "binary", p.output_tensor_format == "binary"};
+}
+
+// KServe's preflight: the server answers and which model, its metadata (the input's form), then
+// each image as its request input; nullopt (said on stderr) when any of it fails.
+std::optional<kserve::ModelPlan> kserve_preflight(const BenchArgs& args,
+                                                  const std::shared_ptr<grpc::Channel>& channel) {
+  const ProtocolOptions& p = args.protocol;
+  std::unique_ptr<kserve::KserveTransport> transport =
+      p.http() ? kserve::make_http_transport(args.connection, http_format(p))
+               : kserve::make_grpc_transport(args.connection, channel);
+  kserve::ModelPlan plan;
+  const grpc::Status status = kserve::plan_model(*transport, {args.model, "", p.input_format, p.preprocess}, plan);
+  if (!status.ok()) {
+    std::cerr << "tessera bench: " << args.connection.server << ": " << grpc_code_name(status.error_code()) << ": "
+              << status.error_message() << "\n";
+    return std::nullopt;
+  }
+  return plan;
+}
+
+// Each image's KServe input, made once before the run; false (said on stderr) when one cannot be.
+bool make_inputs(const kserve::ModelPlan& plan, std::vector<BenchImage>& images) {
+  for (BenchImage& image : images) {
+    auto input = kserve::make_input(plan, image.bytes);
+    if (!input) {
+      std::cerr << "tessera bench: " << image.path << ": " << input.status().to_string() << "\n";
+      return false;
+    }
+    image.input = std::move(input).value();
+  }
+  return true;
+}
+
+// HTTP threads (connections): one per request in flight; open loop, up to 64 of --max-outstanding.
+unsigned http_connections(const BenchArgs& args, const BenchRunShape& shape) {
+  return shape.open_loop ? std::min(args.max_outstanding, 64u) : shape.slots;
+}
+
 std::unique_ptr<BenchSender> make_sender(const BenchArgs& args, const BenchRunShape& shape,
-                                         const std::shared_ptr<grpc::Channel>& channel) {
-  BenchCallOptions call_options;
-  call_options.model = args.model;
-  call_options.top_k = args.top_k;
-  call_options.timeout = seconds_to_us(args.timeout_s);
-  return shape.stream ? make_stream_sender(args.connection, channel, call_options, shape.slots)
-                      : make_unary_sender(args.connection, channel, call_options);
+                                         const std::shared_ptr<grpc::Channel>& channel,
+                                         const std::optional<kserve::ModelPlan>& plan) {
+  const BenchCallOptions options = call_options(args);
+  if (plan) {
+    return args.protocol.http() ? make_kserve_http_sender(args.connection, http_format(args.protocol), options, *plan,
+                                                          http_connections(args, shape))
+                                : make_kserve_grpc_sender(args.connection, channel, options, *plan);
+  }
+  return shape.stream ? make_stream_sender(args.connection, channel, options, shape.slots)
+                      : make_unary_sender(args.connection, channel, options);
 }
 
 // Writes the CSV (when asked) and prints the report; the exit code.
@@ -107,7 +159,9 @@ int emit_report(const BenchArgs& args, const nlohmann::json& report, const std::
 CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
   CLI::App* cmd = app.add_subcommand("bench", "Load-test tesserad with a folder of images");
   add_connection_options(cmd, args.connection);
-  cmd->add_option("--model", args.model, "Model name (default: the daemon's default model)");
+  add_protocol_options(cmd, args.protocol, args.connection);
+  cmd->add_option("-m,--model", args.model,
+                  "Model name (default: the daemon's default model; KServe: the first READY model)");
   cmd->add_option("--images", args.images,
                   "Folder of .jpg/.jpeg/.png images (default: <models-dir>/<model>/calibration)");
   cmd->add_option("--models-dir", args.models_dir, "Where the default image folder is looked up")
@@ -132,7 +186,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
   cmd->add_option("--max-seconds", args.max_seconds, "Hard cap on the measured phase, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--mode", args.mode, "unary: Classify calls; stream: ClassifyStream")
+  cmd->add_option("--mode", args.mode,
+                  "unary: Classify (KServe: ModelInfer) calls; stream: ClassifyStream (tessera only)")
       ->check(CLI::IsMember({"unary", "stream"}))
       ->capture_default_str();
   cmd->add_option("--top-k", args.top_k, "Classes asked per image")
@@ -150,33 +205,50 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
 }
 
 int run_bench(const BenchArgs& args) {
+  if (args.protocol.kserve() && args.mode == "stream") {
+    std::cerr << "tessera bench: --mode stream is tessera.v1's ClassifyStream; with --protocol kserve use unary\n";
+    return kUsageError;
+  }
   install_interrupt_handler();
+  // gRPC only: with -i http the channel is never used (it connects lazily).
   std::shared_ptr<grpc::Channel> channel = make_channel(args.connection);
   auto classifier = v1::Classifier::NewStub(channel);
   auto telemetry = v1::Telemetry::NewStub(channel);
 
   // Preflight: the daemon answers, and which model is the default.
-  const std::optional<std::string> model = preflight_model(*classifier, args);
-  if (!model) return 1;
+  std::optional<kserve::ModelPlan> plan;
   BenchRunInfo run;
-  run.model = *model;
+  if (args.protocol.kserve()) {
+    plan = kserve_preflight(args, channel);
+    if (!plan) return 1;
+    run.model = plan->model;
+    run.input_datatype = plan->datatype;
+  } else {
+    const std::optional<std::string> model = preflight_model(*classifier, args);
+    if (!model) return 1;
+    run.model = *model;
+  }
   std::vector<BenchImage> images;
   if (!load_images(args, run.model, images, run.images_dir)) return 1;
+  if (plan && !make_inputs(*plan, images)) return 1;
   run.images = images.size();
+  for (const BenchImage& image : images) run.image_paths.push_back(image.path);
   run.shape = bench_run_shape(args);
-  std::unique_ptr<BenchSender> sender = make_sender(args, run.shape, channel);
+  std::unique_ptr<BenchSender> sender = make_sender(args, run.shape, channel, plan);
 
   const BenchTimeline timeline = bench_timeline(std::chrono::steady_clock::now(), args.warmup_s, run.shape.cap_s);
   BenchLoad load(args, run.shape, timeline, images, *sender);
-  // The "before" telemetry snapshot, taken when the measured phase begins.
+  // The "before" telemetry snapshot (tessera.v1's Telemetry service), taken when the measured
+  // phase begins; a KServe server has none.
   std::optional<v1::TelemetrySnapshot> before;
   std::thread before_thread([&] {
+    if (plan) return;
     std::this_thread::sleep_until(timeline.measure_start);
     before = get_telemetry(*telemetry, args.connection);
   });
   load.run();
   before_thread.join();
-  const std::optional<v1::TelemetrySnapshot> after = get_telemetry(*telemetry, args.connection);
+  const std::optional<v1::TelemetrySnapshot> after = plan ? std::nullopt : get_telemetry(*telemetry, args.connection);
 
   // The report, from a copy of what was recorded (late callbacks may still touch the state).
   const BenchRecord record = load.record();

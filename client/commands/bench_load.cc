@@ -47,7 +47,7 @@ Clock::duration to_duration(double s) {
 
 // The answer to a request sent on `slot` at `sent`: recorded when `measured`, counted as
 // warm-up otherwise; the slot is free again.
-void record_answer(BenchLoadState& state, unsigned slot, Clock::time_point sent, bool measured,
+void record_answer(BenchLoadState& state, unsigned slot, size_t image, Clock::time_point sent, bool measured,
                    const grpc::Status& status, const v1::ClassifyResponse* response) {
   const Clock::time_point done = Clock::now();
   std::lock_guard lock(state.mu);
@@ -59,7 +59,9 @@ void record_answer(BenchLoadState& state, unsigned slot, Clock::time_point sent,
     sample.done_s = seconds_between(state.measure_start, done);
     sample.latency_us = std::chrono::duration<double, std::micro>(done - sent).count();
     sample.code = status.error_code();
+    sample.image = image;
     if (response) sample.timing = response->timing();
+    if (response && response->classes_size() > 0) sample.top1 = response->classes(0).label();
     if (!status.ok()) {
       ++state.errors[status.error_code()];
       state.error_examples.emplace(status.error_code(), status.error_message());
@@ -188,18 +190,19 @@ void BenchLoad::run() {
 
 bool BenchLoad::issue(unsigned slot, Clock::time_point now) {
   const bool measured = now >= state_->measure_start;
-  const BenchImage& image = images_[seq_ % images_.size()];
+  const size_t image_index = seq_ % images_.size();
+  const BenchImage& image = images_[image_index];
   const std::string id = "bench-" + std::to_string(seq_++);
   {
     std::lock_guard lock(state_->mu);
     ++state_->outstanding;
     ++(measured ? state_->measured_sent : state_->warmup_sent);
   }
-  const bool sent =
-      sender_.send(slot, id, image.bytes,
-                   [state = state_, slot, now, measured](const grpc::Status& status, const v1::ClassifyResponse* r) {
-                     record_answer(*state, slot, now, measured, status, r);
-                   });
+  const bool sent = sender_.send(
+      slot, id, image,
+      [state = state_, slot, image_index, now, measured](const grpc::Status& status, const v1::ClassifyResponse* r) {
+        record_answer(*state, slot, image_index, now, measured, status, r);
+      });
   if (!sent) {
     std::lock_guard lock(state_->mu);
     --state_->outstanding;

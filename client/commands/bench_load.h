@@ -18,12 +18,6 @@
 
 namespace tessera::client {
 
-// One image file, read whole.
-struct BenchImage {
-  std::string path;
-  std::string bytes;
-};
-
 // The shape of a run, from the flags.
 struct BenchRunShape {
   bool open_loop = false;  // --rate given

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include "client/commands/common.h"
 
@@ -13,7 +15,18 @@ namespace {
 using nlohmann::json;
 
 json config_json(const BenchArgs& args, const BenchRunInfo& run) {
+  const ProtocolOptions& p = args.protocol;
+  json protocol = {{"name", p.protocol}};
+  if (p.kserve()) {
+    protocol["transport"] = p.transport;
+    protocol["input_datatype"] = run.input_datatype;
+    if (p.http()) {
+      protocol["input_tensor_format"] = p.input_tensor_format;
+      protocol["output_tensor_format"] = p.output_tensor_format;
+    }
+  }
   return {{"server", args.connection.server},
+          {"protocol", std::move(protocol)},
           {"model", run.model},
           {"mode", args.mode},
           {"loop", run.shape.open_loop ? "open" : "closed"},
@@ -71,6 +84,23 @@ void add_power(json& report, const std::optional<v1::TelemetrySnapshot>& before,
   }
 }
 
+// Each image's top-1 label (its first successful answer) and how many images were answered with
+// more than one top-1 label in the run.
+json top1_json(const BenchRunInfo& run, const BenchRecord& record) {
+  std::map<size_t, std::string> first;
+  std::set<size_t> differing;
+  for (const BenchSample& s : record.samples) {
+    if (s.code != grpc::StatusCode::OK) continue;
+    const auto [it, inserted] = first.emplace(s.image, s.top1);
+    if (!inserted && it->second != s.top1) differing.insert(s.image);
+  }
+  json by_image = json::object();
+  for (const auto& [image, label] : first) {
+    by_image[image < run.image_paths.size() ? run.image_paths[image] : std::to_string(image)] = label;
+  }
+  return {{"by_image", std::move(by_image)}, {"inconsistent_images", differing.size()}};
+}
+
 json windows_json(const std::vector<BenchWindow>& windows) {
   json rows = json::array();
   for (const BenchWindow& w : windows) {
@@ -84,9 +114,42 @@ json windows_json(const std::vector<BenchWindow>& windows) {
   return rows;
 }
 
+// "tessera.v1" or "kserve grpc BYTES" / "kserve http FP32 binary/json".
+std::string protocol_text(const json& p) {
+  if (p["name"] != "kserve") return "tessera.v1";
+  std::string out = "kserve " + p["transport"].get<std::string>() + " " + p["input_datatype"].get<std::string>();
+  if (p.contains("input_tensor_format"))
+    out += " " + p["input_tensor_format"].get<std::string>() + "/" + p["output_tensor_format"].get<std::string>();
+  return out;
+}
+
 void print_stats_line(const char* name, const json& s, const char* unit) {
   std::printf("  %-10s mean %9.1f  p50 %9.1f  p99 %9.1f %s\n", name, s["mean"].get<double>(), s["p50"].get<double>(),
               s["p99"].get<double>(), unit);
+}
+
+void print_server_breakdown(const json& r) {
+  const json& s = r["server"];
+  std::printf("server breakdown (from the responses' Timing, µs):\n");
+  for (const char* stage : {"queue", "decode", "fabric", "host", "inference", "total"}) {
+    print_stats_line(stage, s[std::string(stage) + "_us"], "µs");
+  }
+  std::printf("  batch size mean %.2f; modeled fabric energy %.1f µJ/image\n", s["batch_size_mean"].get<double>(),
+              s["modeled_energy_uj_mean"].get<double>());
+  const json& o = r["overhead_us"];
+  std::printf("server overhead (client latency - inference_us): p50 %.1f µs  p99 %.1f µs  mean %.1f µs\n",
+              o["p50"].get<double>(), o["p99"].get<double>(), o["mean"].get<double>());
+}
+
+void print_power(const json& r) {
+  if (r["power"].is_null()) {
+    std::printf("power:      n/a (%s)\n", r["power_na_reason"].get<std::string>().c_str());
+  } else {
+    const json& p = r["power"];
+    std::printf("power:      mean %.3f W (%s), %.4f J over the run, %.3f mJ/image\n            (%s)\n",
+                p["mean_power_w"].get<double>(), p["source"].get<std::string>().c_str(), p["energy_j"].get<double>(),
+                p["energy_per_image_j"].get<double>() * 1000, p["method"].get<std::string>().c_str());
+  }
 }
 
 }  // namespace
@@ -112,18 +175,26 @@ json bench_report(const BenchArgs& args, const BenchRunInfo& run, const BenchRec
   report["throughput_ips"] = last_done > 0 ? static_cast<double>(ok) / last_done : 0.0;
   report["latency_ms"] = summarize(latencies_ms);
   add_errors(report, record);
-  report["server"] = server_breakdown(record.samples);
-  report["overhead_us"] = server_overhead(record.samples);
+  if (args.protocol.kserve()) {
+    report["server"] = nullptr;
+    report["overhead_us"] = nullptr;
+    report["server_na_reason"] = "KServe answers carry no timing breakdown";
+  } else {
+    report["server"] = server_breakdown(record.samples);
+    report["overhead_us"] = server_overhead(record.samples);
+  }
   add_power(report, before, after, ok);
+  if (args.protocol.kserve() && !before && !after) report["power_na_reason"] = "not asked: --protocol kserve";
+  report["top1"] = top1_json(run, record);
   report["windows"] = windows_json(windows);
   return report;
 }
 
 void print_bench_report(const json& r) {
   const json& c = r["config"];
-  std::printf("tessera bench: %s, model %s, %s, %s loop", c["server"].get<std::string>().c_str(),
-              c["model"].get<std::string>().c_str(), c["mode"].get<std::string>().c_str(),
-              c["loop"].get<std::string>().c_str());
+  std::printf("tessera bench: %s, model %s, %s, %s, %s loop", c["server"].get<std::string>().c_str(),
+              c["model"].get<std::string>().c_str(), protocol_text(c["protocol"]).c_str(),
+              c["mode"].get<std::string>().c_str(), c["loop"].get<std::string>().c_str());
   if (c["loop"] == "closed")
     std::printf(", concurrency %u", c["concurrency"].get<unsigned>());
   else
@@ -149,24 +220,15 @@ void print_bench_report(const json& r) {
                   r["error_examples"][code].get<std::string>().c_str());
     }
   }
-  const json& s = r["server"];
-  std::printf("server breakdown (from the responses' Timing, µs):\n");
-  for (const char* stage : {"queue", "decode", "fabric", "host", "inference", "total"}) {
-    print_stats_line(stage, s[std::string(stage) + "_us"], "µs");
-  }
-  std::printf("  batch size mean %.2f; modeled fabric energy %.1f µJ/image\n", s["batch_size_mean"].get<double>(),
-              s["modeled_energy_uj_mean"].get<double>());
-  const json& o = r["overhead_us"];
-  std::printf("server overhead (client latency - inference_us): p50 %.1f µs  p99 %.1f µs  mean %.1f µs\n",
-              o["p50"].get<double>(), o["p99"].get<double>(), o["mean"].get<double>());
-  if (r["power"].is_null()) {
-    std::printf("power:      n/a (%s)\n", r["power_na_reason"].get<std::string>().c_str());
+  if (r["server"].is_null()) {
+    std::printf("server breakdown: n/a (%s)\n", r["server_na_reason"].get<std::string>().c_str());
   } else {
-    const json& p = r["power"];
-    std::printf("power:      mean %.3f W (%s), %.4f J over the run, %.3f mJ/image\n            (%s)\n",
-                p["mean_power_w"].get<double>(), p["source"].get<std::string>().c_str(), p["energy_j"].get<double>(),
-                p["energy_per_image_j"].get<double>() * 1000, p["method"].get<std::string>().c_str());
+    print_server_breakdown(r);
   }
+  print_power(r);
+  const json& t = r["top1"];
+  std::printf("answers:    %zu images answered, %zu with more than one top-1 label\n", t["by_image"].size(),
+              t["inconsistent_images"].get<size_t>());
 }
 
 bool write_bench_csv(const std::string& path, const std::vector<BenchWindow>& windows) {

@@ -22,10 +22,13 @@ struct BenchRunInfo {
   BenchRunShape shape;
   size_t images = 0;  // images sent round robin
   std::string images_dir;
+  std::vector<std::string> image_paths;  // index order, as BenchSample::image counts
+  std::string input_datatype;            // KServe: what the input was sent as ("BYTES", "FP32")
 };
 
 // The report as JSON: config, request counts, client latency, errors, the server's breakdown and
-// overhead, power between the telemetry snapshots `before` and `after`, and `windows`.
+// overhead (tessera.v1 only: KServe answers carry no timing), power between the telemetry
+// snapshots `before` and `after`, each image's top-1 answer, and `windows`.
 nlohmann::json bench_report(const BenchArgs& args, const BenchRunInfo& run, const BenchRecord& record,
                             const std::vector<BenchWindow>& windows, const std::optional<v1::TelemetrySnapshot>& before,
                             const std::optional<v1::TelemetrySnapshot>& after);

@@ -18,11 +18,11 @@ class UnarySender : public BenchSender {
         stub_(v1::Classifier::NewStub(channel_)),
         options_(std::move(options)) {}
 
-  bool send(unsigned, const std::string& request_id, const std::string& image, BenchDone done) override {
+  bool send(unsigned, const std::string& request_id, const BenchImage& image, BenchDone done) override {
     auto* call = new Call;
     prepare_context(call->context, connection_, options_.timeout);
     call->request.set_model(options_.model);
-    call->request.set_image(image);
+    call->request.set_image(image.bytes);
     call->request.set_top_k(options_.top_k);
     call->request.set_request_id(request_id);
     call->done = std::move(done);
@@ -168,10 +168,10 @@ class StreamSender : public BenchSender {
     }
   }
 
-  bool send(unsigned slot, const std::string& request_id, const std::string& image, BenchDone done) override {
+  bool send(unsigned slot, const std::string& request_id, const BenchImage& image, BenchDone done) override {
     v1::ClassifyRequest request;
     request.set_model(options_.model);
-    request.set_image(image);
+    request.set_image(image.bytes);
     request.set_top_k(options_.top_k);
     request.set_request_id(request_id);
     return streams_[slot % streams_.size()]->send(std::move(request), done);

@@ -22,7 +22,9 @@ struct BenchSample {
   double done_s = 0;
   double latency_us = 0;  // client side: send to answer
   grpc::StatusCode code = grpc::StatusCode::OK;
-  v1::Timing timing;  // the server's breakdown; set when code is OK
+  v1::Timing timing;  // the server's breakdown; set when code is OK (tessera.v1 only)
+  size_t image = 0;   // index of the image sent
+  std::string top1;   // the answer's first class label; set when code is OK
 };
 
 // Nearest-rank percentile (p in [0, 100]) of `sorted` values; 0 when empty.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include "client/commands/commands.h"
 #include "client/commands/common.h"
+#include "client/kserve/kserve_model.h"
 
 namespace tessera::client {
 namespace {
@@ -52,6 +54,7 @@ void print_text(const std::string& file, const v1::ClassifyResponse& response) {
     std::snprintf(line, sizeof line, " %6.2f%%", static_cast<double>(c.score()) * 100.0);
     std::cout << "  " << ++rank << ". " << c.label() << std::string(width - c.label().size(), ' ') << line << "\n";
   }
+  if (!response.has_timing()) return;  // KServe answers carry no timing
   const v1::Timing& t = response.timing();
   std::cout << "  timing: decode " << t.decode_us() << " µs, queue " << t.queue_us() << " µs, inference "
             << t.inference_us() << " µs (fabric " << t.fabric_us() << " µs, host " << t.host_us()
@@ -84,18 +87,6 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& inputs, s
     }
   }
   return files;
-}
-
-// "[#######.......]  12/40  1 failed" redrawn in place on stderr.
-void draw_progress(size_t done, size_t total, size_t failed) {
-  constexpr int kWidth = 30;
-  const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
-  std::string bar(static_cast<size_t>(filled), '#');
-  bar += std::string(static_cast<size_t>(kWidth - filled), '.');
-  std::fprintf(stderr, "\r[%s] %zu/%zu", bar.c_str(), done, total);
-  if (failed) std::fprintf(stderr, "  %zu failed", failed);
-  std::fprintf(stderr, "\033[K");
-  std::fflush(stderr);
 }
 
 // Where results go: stdout (text, or one JSON object per line), the --csv file, and error lines
@@ -140,6 +131,7 @@ class ClassifyOutput {
     if (csv_.is_open()) write_csv_row(file, response);
     if (args_.json) {
       nlohmann::json out = to_json(response);
+      if (!response.has_timing()) out.erase("timing");
       out["file"] = file;
       std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
@@ -195,9 +187,51 @@ size_t report_empty_dirs(const std::vector<std::string>& empty_dirs, bool json) 
   return empty_dirs.size();
 }
 
+// One image's classification by whichever protocol: its status, and the answer when OK.
+using ClassifyCall = std::function<grpc::Status(const std::string& image, v1::ClassifyResponse& response)>;
+
+ClassifyCall tessera_call(const ClassifyArgs& args) {
+  std::shared_ptr<v1::Classifier::Stub> stub = v1::Classifier::NewStub(make_channel(args.connection));
+  return [stub, &args](const std::string& image, v1::ClassifyResponse& response) {
+    v1::ClassifyRequest request;
+    request.set_model(args.model);
+    request.set_image(image);
+    request.set_top_k(args.top_k);
+    grpc::ClientContext context;
+    prepare_context(context, args.connection, seconds_to_us(args.timeout_s));
+    return stub->Classify(&context, request, &response);
+  };
+}
+
+// KServe v2: the model's metadata first (said on stderr when it fails: nullptr), then a
+// ModelInfer per image asking the classification extension for the top k.
+ClassifyCall kserve_call(const ClassifyArgs& args) {
+  std::shared_ptr<kserve::KserveTransport> transport =
+      args.protocol.http()
+          ? kserve::make_http_transport(args.connection, {args.protocol.input_tensor_format == "binary",
+                                                          args.protocol.output_tensor_format == "binary"})
+          : kserve::make_grpc_transport(args.connection, make_channel(args.connection));
+  auto plan = std::make_shared<kserve::ModelPlan>();
+  const grpc::Status status =
+      kserve::plan_model(*transport, {args.model, "", args.protocol.input_format, args.protocol.preprocess}, *plan);
+  if (!status.ok()) {
+    std::cerr << "tessera: " << args.connection.server << ": " << grpc_code_name(status.error_code()) << ": "
+              << status.error_message() << "\n";
+    return nullptr;
+  }
+  return [transport, plan, &args](const std::string& image, v1::ClassifyResponse& response) {
+    auto input = kserve::make_input(*plan, image);
+    if (!input) return grpc::Status(static_cast<grpc::StatusCode>(input.status().code()), input.status().message());
+    kserve::InferSpec spec{plan->model, plan->version, "", std::move(input).value(), plan->output_name, args.top_k};
+    kserve::InferAnswer answer;
+    const grpc::Status answered = transport->infer(spec, seconds_to_us(args.timeout_s), answer);
+    if (answered.ok()) response = kserve::to_classify_response(answer);
+    return answered;
+  };
+}
+
 // Reads and classifies one file and writes its result; false when it failed.
-bool classify_file(v1::Classifier::Stub& stub, const ClassifyArgs& args, const std::string& file,
-                   ClassifyOutput& output) {
+bool classify_file(const ClassifyCall& call, const std::string& file, ClassifyOutput& output) {
   ReadError error;
   std::optional<std::string> image = read_file(file, error);
   if (!image) {
@@ -205,14 +239,8 @@ bool classify_file(v1::Classifier::Stub& stub, const ClassifyArgs& args, const s
                    error.code, error.message);
     return false;
   }
-  v1::ClassifyRequest request;
-  request.set_model(args.model);
-  request.set_image(std::move(*image));
-  request.set_top_k(args.top_k);
   v1::ClassifyResponse response;
-  grpc::ClientContext context;
-  prepare_context(context, args.connection, seconds_to_us(args.timeout_s));
-  const grpc::Status status = stub.Classify(&context, request, &response);
+  const grpc::Status status = call(*image, response);
   if (!status.ok()) {
     output.failure(file,
                    "tessera: " + file + ": " + grpc_code_name(status.error_code()) + ": " + status.error_message(),
@@ -228,8 +256,10 @@ bool classify_file(v1::Classifier::Stub& stub, const ClassifyArgs& args, const s
 CLI::App* add_classify_command(CLI::App& app, ClassifyArgs& args) {
   CLI::App* cmd = app.add_subcommand("classify", "Classify image files (JPEG or PNG) and folders of them");
   add_connection_options(cmd, args.connection);
-  cmd->add_option("--model", args.model, "Model name (default: the daemon's default model)");
-  cmd->add_option("--top-k", args.top_k, "Classes to show per image")
+  add_protocol_options(cmd, args.protocol, args.connection);
+  cmd->add_option("-m,--model", args.model,
+                  "Model name (default: the daemon's default model; KServe: the first READY model)");
+  cmd->add_option("--top-k", args.top_k, "Classes to show per image (KServe: the classification extension's count)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 100000u));
   cmd->add_flag("--json", args.json, "Print one JSON object per image per line");
@@ -242,7 +272,8 @@ CLI::App* add_classify_command(CLI::App& app, ClassifyArgs& args) {
 }
 
 int run_classify(const ClassifyArgs& args) {
-  auto stub = v1::Classifier::NewStub(make_channel(args.connection));
+  const ClassifyCall call = args.protocol.kserve() ? kserve_call(args) : tessera_call(args);
+  if (!call) return 1;
   std::vector<std::string> empty_dirs;
   const std::vector<std::string> files = expand_inputs(args.images, empty_dirs);
   size_t failed = report_empty_dirs(empty_dirs, args.json);
@@ -252,7 +283,7 @@ int run_classify(const ClassifyArgs& args) {
   for (const std::string& file : files) {
     if (output.progress()) draw_progress(done, files.size(), failed);
     ++done;
-    if (!classify_file(*stub, args, file, output)) ++failed;
+    if (!classify_file(call, file, output)) ++failed;
   }
   if (output.progress()) {
     draw_progress(done, files.size(), failed);

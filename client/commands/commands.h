@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "client/commands/common.h"
+#include "client/commands/protocol_options.h"
 
 namespace tessera::client {
 
 struct ClassifyArgs {
   Connection connection;
+  ProtocolOptions protocol;
   std::string model;  // empty: the daemon's default
   unsigned top_k = 5;
   bool json = false;  // one JSON object per image per line
@@ -30,6 +32,7 @@ struct ModelsArgs {
 
 struct BenchArgs {
   Connection connection;
+  ProtocolOptions protocol;
   std::string model;   // empty: the daemon's default
   std::string images;  // folder of images; "" = <models-dir>/<model>/calibration
   std::string models_dir = "models";
@@ -75,6 +78,8 @@ struct EvalArgs {
   std::string xclbin;
   int limit = 0;
   int batch = 64;
+  bool json = false;         // the result as one JSON object on stdout
+  bool no_progress = false;  // no progress bar even on a terminal (--no-progress, --quiet)
 };
 
 struct PlanArgs {
@@ -97,7 +102,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args);
 CLI::App* add_watch_command(CLI::App& app, WatchArgs& args);
 CLI::App* add_fleet_command(CLI::App& app, FleetArgs& args);
 
-// Exit codes: 0 when everything succeeded, 1 otherwise.
+// Exit codes: 0 when everything succeeded, 1 otherwise; 2 for a command line that does not parse
+// or asks for what cannot be done (main.cc, and the checks after parsing).
+inline constexpr int kUsageError = 2;
 int run_classify(const ClassifyArgs& args);
 int run_models(const ModelsArgs& args);
 int run_eval(const EvalArgs& args);

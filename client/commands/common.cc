@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cctype>
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -159,6 +160,18 @@ std::vector<std::filesystem::path> list_images(const std::filesystem::path& dir)
 }
 
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
+
+// "[#######.......]  12/40  1 failed" redrawn in place on stderr.
+void draw_progress(size_t done, size_t total, size_t failed) {
+  constexpr int kWidth = 30;
+  const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar += std::string(static_cast<size_t>(kWidth - filled), '.');
+  std::fprintf(stderr, "\r[%s] %zu/%zu", bar.c_str(), done, total);
+  if (failed) std::fprintf(stderr, "  %zu failed", failed);
+  std::fprintf(stderr, "\033[K");
+  std::fflush(stderr);
+}
 
 namespace {
 std::atomic<bool> g_interrupted{false};

@@ -57,6 +57,9 @@ std::vector<std::filesystem::path> list_images(const std::filesystem::path& dir)
 // Whether file descriptor `fd` is a terminal.
 bool is_tty(int fd);
 
+// "[#######.......]  12/40  1 failed" redrawn in place on stderr (a terminal's).
+void draw_progress(size_t done, size_t total, size_t failed);
+
 // Seconds as a std::chrono duration for deadlines.
 inline std::chrono::microseconds seconds_to_us(double seconds) {
   return std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));

@@ -1,16 +1,103 @@
-// tessera eval: top-1 accuracy of a model folder on a labelled dataset, offline (no daemon),
-// through the same Engine, preprocessing and device the daemon uses.
+// tessera eval: top-1 and top-5 accuracy of a model folder on a labelled dataset, offline (no
+// daemon), through the same Engine, preprocessing and device the daemon uses; per class, and the
+// confusion matrix with --json. A progress bar on stderr when it is a terminal.
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iostream>
+#include <numeric>
 
 #include "accel/device/device_registry.h"
 #include "accel/image/preprocess.h"
 #include "accel/runtime/engine.h"
 #include "client/commands/commands.h"
+#include "client/commands/common.h"
 #include "client/dataset/fashion_mnist.h"
 
 namespace tessera::client {
+namespace {
+
+// What an evaluation counted: top-1/top-5 hits and the confusion matrix (row: the label, column:
+// the top-1 answer).
+struct EvalCounts {
+  size_t images = 0;
+  size_t top1 = 0;
+  size_t top5 = 0;
+  std::vector<std::vector<size_t>> confusion;
+
+  explicit EvalCounts(size_t classes) : confusion(classes, std::vector<size_t>(classes, 0)) {}
+
+  void add(const std::vector<float>& scores, int label) {
+    std::vector<size_t> order(scores.size());
+    std::iota(order.begin(), order.end(), 0);
+    const size_t k = std::min<size_t>(5, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&](size_t a, size_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
+    const auto truth = static_cast<size_t>(label);
+    ++images;
+    top1 += order[0] == truth;
+    top5 += std::find(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), truth) !=
+            order.begin() + static_cast<std::ptrdiff_t>(k);
+    if (truth < confusion.size() && order[0] < confusion.size()) ++confusion[truth][order[0]];
+  }
+};
+
+double percent(size_t part, size_t whole) {
+  return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+std::string label_of(const std::vector<std::string>& labels, size_t i) {
+  return i < labels.size() ? labels[i] : std::to_string(i);
+}
+
+// Per class: images, top-1 hits, accuracy.
+nlohmann::json per_class_json(const EvalCounts& counts, const std::vector<std::string>& labels) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t c = 0; c < counts.confusion.size(); ++c) {
+    const size_t n = std::accumulate(counts.confusion[c].begin(), counts.confusion[c].end(), size_t{0});
+    rows.push_back({{"index", c},
+                    {"label", label_of(labels, c)},
+                    {"images", n},
+                    {"correct", counts.confusion[c][c]},
+                    {"accuracy", percent(counts.confusion[c][c], n) / 100.0}});
+  }
+  return rows;
+}
+
+void print_text(const EvalCounts& counts, const std::vector<std::string>& labels, const char* precision,
+                double seconds) {
+  std::printf("top-1: %.2f%% (%zu/%zu), top-5: %.2f%% (%zu/%zu), %s, %.1f images/s\n",
+              percent(counts.top1, counts.images), counts.top1, counts.images, percent(counts.top5, counts.images),
+              counts.top5, counts.images, precision, static_cast<double>(counts.images) / seconds);
+  for (const auto& row : per_class_json(counts, labels)) {
+    std::printf("  %-24s %6.2f%% (%zu/%zu)\n", row["label"].get<std::string>().c_str(),
+                row["accuracy"].get<double>() * 100.0, row["correct"].get<size_t>(), row["images"].get<size_t>());
+  }
+}
+
+void print_json(const EvalCounts& counts, const EvalArgs& args, const ModelConfig& config, const char* precision,
+                const std::string& engine, double seconds) {
+  const nlohmann::json out = {
+      {"model", config.name},
+      {"model_dir", args.model_dir},
+      {"engine", engine},
+      {"dataset", args.dataset},
+      {"precision", precision},
+      {"images", counts.images},
+      {"top1", {{"correct", counts.top1}, {"accuracy", percent(counts.top1, counts.images) / 100.0}}},
+      {"top5", {{"correct", counts.top5}, {"accuracy", percent(counts.top5, counts.images) / 100.0}}},
+      {"per_class", per_class_json(counts, config.labels)},
+      {"confusion", counts.confusion},
+      {"seconds", seconds},
+      {"images_per_second", static_cast<double>(counts.images) / seconds}};
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+}  // namespace
 
 CLI::App* add_eval_command(CLI::App& app, EvalArgs& args) {
   CLI::App* cmd = app.add_subcommand("eval", "top-1 accuracy of a model on a dataset (offline, no daemon)");
@@ -25,6 +112,8 @@ CLI::App* add_eval_command(CLI::App& app, EvalArgs& args) {
   cmd->add_option("--xclbin", args.xclbin, "accelerator binary for --device xrt/auto");
   cmd->add_option("--limit", args.limit, "evaluate only the first N images (0: all)");
   cmd->add_option("--batch", args.batch, "images per batch")->check(CLI::Range(1, 256));
+  cmd->add_flag("--json", args.json, "print the result as one JSON object (top-1, top-5, per class, confusion)");
+  cmd->add_flag("--no-progress,--quiet", args.no_progress, "no progress bar (drawn only when stderr is a terminal)");
   return cmd;
 }
 
@@ -69,11 +158,15 @@ int run_eval(const EvalArgs& args) {
   if (args.limit > 0) count = std::min(count, static_cast<size_t>(args.limit));
   const PreprocessConfig& in = (*engine)->config().input;
   const int64_t per_image = static_cast<int64_t>(in.channels) * in.height * in.width;
-  std::printf("model %s (%s), %zu images of %s\n", config->name.c_str(), (*engine)->summary().c_str(), count,
-              args.dataset.c_str());
+  if (!args.json) {
+    std::printf("model %s (%s), %zu images of %s\n", config->name.c_str(), (*engine)->summary().c_str(), count,
+                args.dataset.c_str());
+    std::fflush(stdout);
+  }
+  const bool progress = !args.no_progress && is_tty(STDERR_FILENO);
 
   const auto start = std::chrono::steady_clock::now();
-  size_t correct = 0;
+  EvalCounts counts(std::max(config->labels.size(), size_t{10}));
   const auto batch_size = static_cast<size_t>(args.batch);
   for (size_t first = 0; first < count; first += batch_size) {
     const size_t n = std::min(batch_size, count - first);
@@ -90,16 +183,16 @@ int run_eval(const EvalArgs& args) {
       std::fprintf(stderr, "tessera eval: %s\n", result.status().to_string().c_str());
       return 1;
     }
-    for (size_t i = 0; i < n; ++i) {
-      const auto& row = result->scores[i];
-      const auto top = std::max_element(row.begin(), row.end()) - row.begin();
-      correct += top == data->labels[first + i];
-    }
+    for (size_t i = 0; i < n; ++i) counts.add(result->scores[i], data->labels[first + i]);
+    if (progress) draw_progress(first + n, count, 0);
   }
+  if (progress) std::fprintf(stderr, "\n");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("top-1: %.2f%% (%zu/%zu), %s, %.1f images/s\n",
-              100.0 * static_cast<double>(correct) / static_cast<double>(count), correct, count,
-              precision_name(*precision), static_cast<double>(count) / seconds);
+  if (args.json) {
+    print_json(counts, args, *config, precision_name(*precision), (*engine)->summary(), seconds);
+  } else {
+    print_text(counts, config->labels, precision_name(*precision), seconds);
+  }
   return 0;
 }
 
