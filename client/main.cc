@@ -32,6 +32,12 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every usage error says why on stderr and exits 2, as
     // getopt-based tools do (not CLI11's own codes 105-114).
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      // CLI11 calls an unknown command a missing one ("A subcommand is required").
+      std::cerr << "tessera: unknown command \"" << argv[1] << "\"\n";
+      std::cerr << "Run with --help for the commands.\n";
+      return tessera::client::kUsageError;
+    }
     const int code = app.exit(e);
     return code == 0 ? 0 : tessera::client::kUsageError;
   }

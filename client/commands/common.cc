@@ -14,7 +14,10 @@
 namespace tessera::client {
 
 void add_connection_options(CLI::App* cmd, Connection& connection) {
-  cmd->add_option("--server", connection.server, "tesserad's gRPC address, HOST:PORT")->capture_default_str();
+  cmd->add_option("--server", connection.server,
+                  "tesserad's gRPC address, HOST:PORT (with --protocol kserve: any KServe server's, grpc://HOST:PORT "
+                  "or http://HOST:PORT)")
+      ->capture_default_str();
   cmd->add_option("--tls-ca", connection.tls_ca, "Use TLS, trusting this PEM root CA file")->check(CLI::ExistingFile);
   cmd->add_option("--token", connection.token, "Bearer token sent as `authorization: Bearer TOKEN` on every call")
       ->envname("TESSERA_TOKEN");
