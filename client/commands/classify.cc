@@ -224,7 +224,7 @@ ClassifyCall kserve_call(const ClassifyArgs& args) {
     if (!input) return grpc::Status(static_cast<grpc::StatusCode>(input.status().code()), input.status().message());
     kserve::InferSpec spec{plan->model, plan->version, "", std::move(input).value(), plan->output_name, args.top_k};
     kserve::InferAnswer answer;
-    const grpc::Status answered = transport->infer(spec, seconds_to_us(args.timeout_s), answer);
+    grpc::Status answered = transport->infer(spec, seconds_to_us(args.timeout_s), answer);
     if (answered.ok()) response = kserve::to_classify_response(answer);
     return answered;
   };

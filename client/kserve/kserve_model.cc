@@ -53,17 +53,13 @@ grpc::Status fp32_preprocess(const ModelPlanOptions& options, ModelPlan& plan) {
 
 // BYTES or FP32, from --input-format and what the metadata says.
 grpc::Status choose_datatype(const ModelPlanOptions& options, const std::string& advertised, ModelPlan& plan) {
-  if (options.input_format == "bytes") {
-    plan.datatype = "BYTES";
-  } else if (options.input_format == "fp32") {
-    plan.datatype = "FP32";
-  } else if (advertised == "BYTES" || plan.server == "tesserad") {
-    plan.datatype = "BYTES";
-  } else if (advertised == "FP32") {
-    plan.datatype = "FP32";
-  } else {
+  const bool automatic = options.input_format == "auto";
+  const bool bytes =
+      options.input_format == "bytes" || (automatic && (advertised == "BYTES" || plan.server == "tesserad"));
+  const bool fp32 = options.input_format == "fp32" || (automatic && advertised == "FP32");
+  if (!bytes && !fp32)
     return unusable("the model's input is " + advertised + ": the client sends BYTES (encoded images) or FP32");
-  }
+  plan.datatype = bytes ? "BYTES" : "FP32";
   return grpc::Status::OK;
 }
 

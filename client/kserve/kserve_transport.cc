@@ -183,7 +183,7 @@ grpc::StatusCode code_of_http_status(unsigned status) {
     case 403: return grpc::StatusCode::PERMISSION_DENIED;
     case 404: return grpc::StatusCode::NOT_FOUND;
     case 409: return grpc::StatusCode::ALREADY_EXISTS;
-    case 413: return grpc::StatusCode::RESOURCE_EXHAUSTED;
+    case 413:  // payload too large
     case 429: return grpc::StatusCode::RESOURCE_EXHAUSTED;
     case 499: return grpc::StatusCode::CANCELLED;
     case 501: return grpc::StatusCode::UNIMPLEMENTED;

@@ -86,7 +86,7 @@ TEST_F(CliEvalTest, JsonSaysWhatTheTextSays) {
   EXPECT_TRUE(text.err.empty()) << "no progress bar when stderr is not a terminal: " << text.err;
 
   std::vector<std::string> args = eval_args();
-  args.push_back("--json");
+  args.emplace_back("--json");
   const ProcessOutput out = run_tessera(args, milliseconds(300000));
   ASSERT_EQ(out.exit_status, 0) << out.err;
   EXPECT_TRUE(out.err.empty()) << out.err;
