@@ -209,6 +209,30 @@ def fleet_answers():
     yield "unauthorized", b"\x0f" + b'{"error":{"message":"missing bearer token"}}\0' + b'{"error":{"code":16}}'
 
 
+def client_kserve_answers():
+    """Answers a KServe server gives `tessera --protocol kserve` (fuzz_client_kserve_answer: [0]
+    header-length(4, LE; ffffffff none) HTTP body, or [1] ModelInferResponse)."""
+    import json
+
+    def bytes_elements(*strings):
+        return b"".join(struct.pack("<I", len(s)) + s.encode() for s in strings)
+
+    classes = ["0.970000:9:Ankle boot", "0.020000:7:Sneaker", "0.010000:5"]
+    plain = {"model_name": "fashion-mnist", "model_version": "1", "id": "bench-1",
+             "outputs": [{"name": "probabilities", "datatype": "BYTES", "shape": [1, 3], "data": classes}]}
+    yield "http-json", b"\0" + b"\xff" * 4 + json.dumps(plain).encode()
+    raw = bytes_elements(*classes)
+    header = json.dumps({"model_name": "fashion-mnist", "outputs": [
+        {"name": "logits", "datatype": "FP32", "shape": [1, 2], "parameters": {"binary_data_size": 8}},
+        {"name": "probabilities", "datatype": "BYTES", "shape": [1, 3], "parameters": {"binary_data_size": len(raw)}}]})
+    yield "http-binary", b"\0" + struct.pack("<I", len(header)) + header.encode() + bytes(8) + raw
+    yield "http-error", b"\0" + b"\xff" * 4 + b'{"error":"no such model"}'
+    output = pb_field(1, "probabilities") + pb_field(2, "BYTES") + pb_field(3, 1) + pb_field(3, 3)
+    yield "grpc-raw", b"\1" + pb_field(1, "fashion-mnist") + pb_field(2, "1") + pb_field(5, output) + pb_field(6, raw)
+    contents = b"".join(pb_field(8, c) for c in classes)
+    yield "grpc-contents", b"\1" + pb_field(1, "fashion-mnist") + pb_field(5, output + pb_field(5, contents))
+
+
 def main():
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "build-asan/fuzz-seeds")
     imgs = images()
@@ -237,6 +261,8 @@ def main():
         write(out, "fuzz_emu_program", name + ".bin", data)
     for name, data in fleet_answers():
         write(out, "fuzz_fleet_rows", name, data)
+    for name, data in client_kserve_answers():
+        write(out, "fuzz_client_kserve_answer", name, data)
     print(f"make_fuzz_corpus: seeds in {out}")
 
 
