@@ -107,6 +107,29 @@ TEST_F(CliKserveTest, ClassifyOverKserveHttpJsonMatchesTessera) {
                          1e-4);
 }
 
+// tritonclient.http's default: the input after the JSON header (Inference-Header-Content-Length,
+// binary_data_size) and the classification output asked for as binary data. A tesserad without
+// the extension (before issue 25's binary branch) refuses it with one message: then it is skipped.
+TEST_F(CliKserveTest, ClassifyAndBenchOverKserveHttpBinaryMatchTessera) {
+  const ProcessOutput probe =
+      run_tessera({"classify", "--server", http_address(), "--protocol", "kserve", "-i", "http", files_[0]});
+  if (probe.exit_status != 0 && probe.err.find("binary tensor data extension is not supported") != std::string::npos)
+    GTEST_SKIP() << "this tesserad has no binary tensor data extension: " << probe.err;
+  expect_same_as_tessera({"--server", http_address(), "--protocol", "kserve", "-i", "http"}, 1e-5);
+  expect_same_as_tessera({"--server", "http://" + http_address(), "--protocol", "kserve", "--input-format", "fp32",
+                          "--preprocess", (bundled_models_dir() / "fashion-mnist").string()},
+                         1e-4);
+  copy_files_to_scratch();
+  const json tessera = bench({"--server", daemon_->grpc_address()});
+  const json r = bench({"--server", "http://" + http_address(), "--protocol", "kserve"});
+  ASSERT_TRUE(tessera.is_object() && r.is_object());
+  EXPECT_EQ(r["config"]["protocol"]["input_tensor_format"], "binary");
+  EXPECT_EQ(r["config"]["protocol"]["output_tensor_format"], "binary");
+  EXPECT_EQ(r["requests"]["ok"], 32);
+  EXPECT_TRUE(r["errors"].empty()) << r["errors"];
+  EXPECT_EQ(r["top1"]["by_image"], tessera["top1"]["by_image"]);
+}
+
 TEST_F(CliKserveTest, ClassifyOverKserveReportsServerErrors) {
   const ProcessOutput unknown =
       run_tessera({"classify", "--server", daemon_->grpc_address(), "--protocol", "kserve", "-m", "nope", files_[0]});
