@@ -17,8 +17,7 @@ void read_http(std::string_view rest) {
   if (rest.size() < 4) return;
   uint32_t length = 0;
   for (int i = 3; i >= 0; --i) length = (length << 8) | static_cast<uint8_t>(rest[static_cast<size_t>(i)]);
-  const std::optional<size_t> header_length =
-      length == 0xffffffffu ? std::nullopt : std::optional<size_t>(length);
+  const std::optional<size_t> header_length = length == 0xffffffffu ? std::nullopt : std::optional<size_t>(length);
   auto answer = tessera::client::kserve::http_answer(rest.substr(4), header_length, "probabilities");
   if (answer) {
     for (const auto& c : answer->classes) static_cast<void>(c.label.size() + static_cast<size_t>(c.index));
