@@ -131,9 +131,11 @@ std::unique_ptr<BenchSender> make_sender(const BenchArgs& args, const BenchRunSh
                                          const std::optional<kserve::ModelPlan>& plan) {
   const BenchCallOptions options = call_options(args);
   if (plan) {
-    return args.protocol.http() ? make_kserve_http_sender(args.connection, http_format(args.protocol), options, *plan,
-                                                          http_connections(args, shape))
-                                : make_kserve_grpc_sender(args.connection, channel, options, *plan);
+    if (args.protocol.http())
+      return make_kserve_http_sender(args.connection, http_format(args.protocol), options, *plan,
+                                     http_connections(args, shape));
+    return shape.stream ? make_kserve_stream_sender(args.connection, channel, options, *plan, shape.slots)
+                        : make_kserve_grpc_sender(args.connection, channel, options, *plan);
   }
   return shape.stream ? make_stream_sender(args.connection, channel, options, shape.slots)
                       : make_unary_sender(args.connection, channel, options);
@@ -186,8 +188,9 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
   cmd->add_option("--max-seconds", args.max_seconds, "Hard cap on the measured phase, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  cmd->add_option("--mode", args.mode,
-                  "unary: Classify (KServe: ModelInfer) calls; stream: ClassifyStream (tessera only)")
+  cmd->add_option(
+         "--mode", args.mode,
+         "unary: Classify (KServe: ModelInfer) calls; stream: ClassifyStream (KServe: ModelStreamInfer; gRPC only)")
       ->check(CLI::IsMember({"unary", "stream"}))
       ->capture_default_str();
   cmd->add_option("--top-k", args.top_k, "Classes asked per image")
@@ -205,8 +208,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
 }
 
 int run_bench(const BenchArgs& args) {
-  if (args.protocol.kserve() && args.mode == "stream") {
-    std::cerr << "tessera bench: --mode stream is tessera.v1's ClassifyStream; with --protocol kserve use unary\n";
+  if (args.protocol.http() && args.mode == "stream") {
+    std::cerr << "tessera bench: --mode stream is gRPC's (ClassifyStream, KServe's ModelStreamInfer), not -i http\n";
     return kUsageError;
   }
   install_interrupt_handler();

@@ -63,7 +63,7 @@ class BenchStream : public grpc::ClientBidiReactor<v1::ClassifyRequest, v1::Clas
   // Returns false (and keeps `done`) when the stream already ended.
   bool send(v1::ClassifyRequest request, BenchDone& done) {
     std::lock_guard lock(mu_);
-    if (finished_ || broken_ || closing_) return false;
+    if (ended_ || broken_ || closing_) return false;
     pending_.emplace(request.request_id(), std::move(done));
     writes_.push_back(std::move(request));
     if (!writing_) {
@@ -77,7 +77,8 @@ class BenchStream : public grpc::ClientBidiReactor<v1::ClassifyRequest, v1::Clas
     std::lock_guard lock(mu_);
     if (closing_) return;
     closing_ = true;
-    if (!writing_ && !broken_) StartWritesDone();
+    // A stream that already ended (the server refused it: OnDone ran) takes no more operations.
+    if (!writing_ && !broken_ && !ended_) StartWritesDone();
   }
 
   void cancel() { context_.TryCancel(); }
@@ -129,6 +130,7 @@ class BenchStream : public grpc::ClientBidiReactor<v1::ClassifyRequest, v1::Clas
     std::map<std::string, BenchDone> pending;
     {
       std::lock_guard lock(mu_);
+      ended_ = true;  // from here on send() and close() leave the stream alone
       pending.swap(pending_);
     }
     const grpc::Status failed =
@@ -149,7 +151,8 @@ class BenchStream : public grpc::ClientBidiReactor<v1::ClassifyRequest, v1::Clas
   bool writing_ = false;
   bool closing_ = false;
   bool broken_ = false;
-  bool finished_ = false;
+  bool ended_ = false;     // OnDone began
+  bool finished_ = false;  // OnDone is over: the stream may be freed
 };
 
 class StreamSender : public BenchSender {

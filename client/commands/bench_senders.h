@@ -50,6 +50,10 @@ std::unique_ptr<BenchSender> make_unary_sender(const Connection& connection, std
 std::unique_ptr<BenchSender> make_kserve_grpc_sender(const Connection& connection,
                                                      std::shared_ptr<grpc::Channel> channel, BenchCallOptions options,
                                                      kserve::ModelPlan plan);
+// KServe --mode stream: ModelStreamInfer with `streams` streams.
+std::unique_ptr<BenchSender> make_kserve_stream_sender(const Connection& connection,
+                                                       std::shared_ptr<grpc::Channel> channel, BenchCallOptions options,
+                                                       kserve::ModelPlan plan, unsigned streams);
 // `connections`: requests in flight at most (one thread and connection each); more wait in a queue.
 std::unique_ptr<BenchSender> make_kserve_http_sender(const Connection& connection, kserve::HttpTensorFormat format,
                                                      BenchCallOptions options, kserve::ModelPlan plan,

@@ -130,6 +130,29 @@ TEST_F(CliKserveTest, ClassifyAndBenchOverKserveHttpBinaryMatchTessera) {
   EXPECT_EQ(r["top1"]["by_image"], tessera["top1"]["by_image"]);
 }
 
+// --mode stream: ModelStreamInfer with 4 streams. A tesserad without it (before issue 25's stream
+// branch) answers UNIMPLEMENTED, counted by code: then the comparison is skipped.
+TEST_F(CliKserveTest, BenchStreamOverKserveModelStreamInferAnswersAsTessera) {
+  copy_files_to_scratch();
+  std::vector<std::string> args = {
+      "bench",  "--json", "--images", scratch_.path.string(),  "--requests", "32",    "--concurrency", "4",
+      "--mode", "stream", "--server", daemon_->grpc_address(), "--protocol", "kserve"};
+  const ProcessOutput out = run_tessera(args);
+  const json r = json::parse(out.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << out.out << out.err;
+  if (r["errors"].contains("UNIMPLEMENTED")) {
+    EXPECT_EQ(out.exit_status, 1) << "no request succeeded";
+    GTEST_SKIP() << "this tesserad has no ModelStreamInfer: " << r["error_examples"].dump();
+  }
+  EXPECT_EQ(out.exit_status, 0) << out.err;
+  EXPECT_EQ(r["config"]["mode"], "stream");
+  EXPECT_EQ(r["requests"]["ok"], 32);
+  EXPECT_TRUE(r["errors"].empty()) << r["errors"];
+  const json tessera = bench({"--server", daemon_->grpc_address(), "--mode", "stream"});
+  ASSERT_TRUE(tessera.is_object());
+  EXPECT_EQ(r["top1"]["by_image"], tessera["top1"]["by_image"]);
+}
+
 TEST_F(CliKserveTest, ClassifyOverKserveReportsServerErrors) {
   const ProcessOutput unknown =
       run_tessera({"classify", "--server", daemon_->grpc_address(), "--protocol", "kserve", "-m", "nope", files_[0]});

@@ -45,7 +45,7 @@ TEST(CliUsage, UsageErrorsExit2WithAMessage) {
   expect_usage_error({"bench", "--protocol", "kserve", "--server", "https://127.0.0.1:8443"}, "https://");
   expect_usage_error({"bench", "--protocol", "kserve", "--server", "http://127.0.0.1:1", "-i", "grpc"}, "scheme");
   expect_usage_error({"bench", "--protocol", "kserve", "--input-tensor-format", "json"}, "-i http");
-  expect_usage_error({"bench", "--protocol", "kserve", "--mode", "stream"}, "--mode stream");
+  expect_usage_error({"bench", "--protocol", "kserve", "-i", "http", "--mode", "stream"}, "--mode stream");
 }
 
 TEST(CliUsage, HelpAndVersionExit0) {
