@@ -16,6 +16,7 @@
 #include "tests/integration/daemon_test.h"
 #include "tests/integration/fmnist_images.h"
 #include "tests/integration/kserve_client.h"
+#include "tests/integration/temp_file.h"
 
 namespace tessera::testing {
 namespace {
@@ -345,6 +346,51 @@ TEST_F(KserveSharedMemoryTest, GrpcInferenceErrorsAreInvalidArgument) {
   params["shared_memory_byte_size"].set_int64_param(3136);
   request.add_raw_input_contents(std::string(3136, '\0'));
   expect_invalid("carries data too");
+}
+
+// Without --allow-client-shm the extension answers that it is off, on both transports.
+class KserveSharedMemoryOffTest : public DaemonTest {};
+
+TEST_F(KserveSharedMemoryOffTest, OffByDefaultSaysHowToTurnItOn) {
+  HttpClient client(daemon_->http_port());
+  const HttpReply reply = client.post("/v2/systemsharedmemory/region/r/register",
+                                      R"({"key":"/tessera-test-none","offset":0,"byte_size":8})", "application/json");
+  EXPECT_EQ(reply.status, 400) << reply.body;
+  EXPECT_NE(reply.body.find("--allow-client-shm"), std::string::npos) << reply.body;
+  EXPECT_EQ(client.get("/v2/systemsharedmemory/status").status, 400);
+
+  const auto kserve = kserve_stub(*daemon_);
+  grpc::ClientContext context;
+  inference::SystemSharedMemoryStatusResponse response;
+  EXPECT_EQ(kserve->SystemSharedMemoryStatus(&context, {}, &response).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+constexpr const char* kToken = "shm-token-5b1c0e";
+
+// With bearer tokens the REST routes want one, as every KServe route (gRPC: GrpcTokenDoorsTest
+// enumerates every method, these included).
+class KserveSharedMemoryAuthTest : public DaemonTest {
+ protected:
+  std::vector<std::string> extra_args() const override {
+    return {"--allow-client-shm", "true", "--auth-tokens", tokens_.path.string()};
+  }
+  TempFile tokens_{std::string(kToken) + "\n"};
+};
+
+TEST_F(KserveSharedMemoryAuthTest, RoutesWantTheBearerToken) {
+  const ShmObject object(64);
+  if (!object.ok()) GTEST_SKIP() << "shm_open/ftruncate failed (no /dev/shm?)";
+  HttpClient client(daemon_->http_port());
+  const std::string target = "/v2/systemsharedmemory/region/r/register";
+  const std::string body = json({{"key", object.key()}, {"offset", 0}, {"byte_size", 64}}).dump();
+  EXPECT_EQ(client.post(target, body, "application/json").status, 401);
+  EXPECT_EQ(client.get("/v2/systemsharedmemory/status").status, 401);
+  client.set_header("Authorization", std::string("Bearer ") + kToken);
+  EXPECT_EQ(client.post(target, body, "application/json").status, 200);
+  const HttpReply status = client.get("/v2/systemsharedmemory/status");
+  ASSERT_EQ(status.status, 200) << status.body;
+  EXPECT_EQ(json::parse(status.body).size(), 1u);
 }
 
 }  // namespace
