@@ -82,6 +82,28 @@ def kserve_json_requests(png):
                      '"parameters":{"binary_data_size":3136}}]}')
 
 
+def kserve_shm_inputs():
+    """fuzz_kserve_shm: mode byte (0 JSON infer, 1 ModelInferRequest, 2 register body), then the bytes."""
+    shm_in = '{"shared_memory_region":"r","shared_memory_byte_size":3136}'
+    shm_out = '{"shared_memory_region":"r","shared_memory_offset":3136,"shared_memory_byte_size":40}'
+    yield "json_fp32", b"\0" + (f'{{"inputs":[{{"name":"input","shape":[1,1,28,28],"datatype":"FP32",'
+                                f'"parameters":{shm_in}}}],"outputs":[{{"name":"probabilities",'
+                                f'"parameters":{shm_out}}}]}}').encode()
+    yield "json_bytes", b"\0" + ('{"inputs":[{"name":"input","shape":[1],"datatype":"BYTES","parameters":'
+                                 '{"shared_memory_region":"r","shared_memory_byte_size":12}}]}').encode()
+
+    def param(key, value):
+        # InferParameter: int64_param = 2, string_param = 3; a map entry is key = 1, value = 2.
+        inner = pb_field(3, value) if isinstance(value, str) else pb_field(2, value)
+        return pb_field(1, key) + pb_field(2, inner)
+    tensor = (pb_field(1, "input") + pb_field(2, "FP32") + pb_field(3, b"".join(pb_varint(d) for d in [1, 1, 28, 28])) +
+              pb_field(4, param("shared_memory_region", "r")) + pb_field(4, param("shared_memory_byte_size", 3136)))
+    output = (pb_field(1, "probabilities") + pb_field(2, param("shared_memory_region", "r")) +
+              pb_field(2, param("shared_memory_offset", 3136)) + pb_field(2, param("shared_memory_byte_size", 40)))
+    yield "proto_fp32", b"\1" + pb_field(1, "fashion-mnist") + pb_field(5, tensor) + pb_field(6, output)
+    yield "register", b"\2" + b'{"key":"/tessera-fuzz-none","offset":0,"byte_size":64}'
+
+
 def http_requests(png, json_bodies):
     def req(line, headers=(), body=b""):
         head = line + "\r\nHost: localhost\r\n" + "".join(h + "\r\n" for h in headers)
@@ -224,6 +246,8 @@ def main():
         write(out, "fuzz_kserve_json", name + ".json", data)
     for name, data in kserve_proto_requests(png):
         write(out, "fuzz_kserve_proto", name + ".pb", data)
+    for name, data in kserve_shm_inputs():
+        write(out, "fuzz_kserve_shm", name, data)
     for name, data in http_requests(png, json_bodies[:1] + json_bodies[2:3]):
         write(out, "fuzz_http_routes", name + ".http", data)
     for name, data in onnx_models():

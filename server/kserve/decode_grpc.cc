@@ -10,6 +10,7 @@
 
 #include "server/kserve/base64.h"
 #include "server/kserve/raw_contents.h"
+#include "server/kserve/shared_memory_params.h"
 
 namespace tessera::kserve {
 namespace {
@@ -133,7 +134,7 @@ Result<RequestedOutput> decode_output(const ModelInferRequest::InferRequestedOut
 }  // namespace
 
 Result<InferRequest> decode_infer_request(const ModelInferRequest& request, const ModelSignature& model,
-                                          const DecodeLimits& limits) {
+                                          const DecodeLimits& limits, ShmRequest* shm) {
   TESSERA_RETURN_IF_ERROR(check_model_version(model, request.model_version()));
   if (request.inputs_size() != 1) {
     return Status::invalid_argument("inputs: " + std::to_string(request.inputs_size()) + " tensors; model '" +
@@ -160,10 +161,20 @@ Result<InferRequest> decode_infer_request(const ModelInferRequest& request, cons
   out.id = request.id();
   out.input.name = tensor.name();
   const bool base64 = type == "base64";
-  TESSERA_RETURN_IF_ERROR(raw ? decode_raw(out.input, layout, request.raw_input_contents(0), base64, limits)
-                              : decode_typed(out.input, layout, tensor.contents(), base64, limits));
+  // shm hook: an input in a shared-memory region.
+  TESSERA_ASSIGN_OR_RETURN(const auto input_shm, shm_ref(tensor.parameters(), "inputs[0].parameters"));
+  TESSERA_ASSIGN_OR_RETURN(const auto shm_bytes,
+                           shm_input_bytes(shm, input_shm, raw || typed_elements(tensor.contents()) > 0, "inputs[0]"));
+  TESSERA_RETURN_IF_ERROR(
+      shm_bytes ? set_input_from_raw(out.input, layout, *shm_bytes, limits, "inputs[0].parameters.shared_memory_region")
+      : raw     ? decode_raw(out.input, layout, request.raw_input_contents(0), base64, limits)
+                : decode_typed(out.input, layout, tensor.contents(), base64, limits));
   for (int i = 0; i < request.outputs_size(); ++i) {
     TESSERA_ASSIGN_OR_RETURN(RequestedOutput o, decode_output(request.outputs(i), static_cast<size_t>(i), model));
+    // shm hook: an output into a shared-memory region.
+    const std::string field = "outputs[" + std::to_string(i) + "]";
+    TESSERA_ASSIGN_OR_RETURN(const auto output_shm, shm_ref(request.outputs(i).parameters(), field + ".parameters"));
+    TESSERA_RETURN_IF_ERROR(add_shm_output(shm, output_shm, o, model, field));
     out.outputs.push_back(std::move(o));
   }
   TESSERA_RETURN_IF_ERROR(check_requested_outputs(out.outputs, model));

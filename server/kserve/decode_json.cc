@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/kserve/base64.h"
+#include "server/kserve/shared_memory_params.h"
 
 namespace tessera::kserve {
 namespace {
@@ -131,7 +132,8 @@ Result<std::vector<int64_t>> decode_shape(const json& tensor) {
   return shape;
 }
 
-Status decode_input(InferInput& input, const json& tensor, const ModelSignature& model, const DecodeLimits& limits) {
+Status decode_input(InferInput& input, const json& tensor, const ModelSignature& model, const DecodeLimits& limits,
+                    ShmRequest* shm) {
   if (!tensor.is_object()) return field_error("inputs[0]", "must be an object");
   const auto name = tensor.find("name");
   if (name == tensor.end() || !name->is_string()) return field_error("inputs[0].name", "missing or not a string");
@@ -160,11 +162,17 @@ Status decode_input(InferInput& input, const json& tensor, const ModelSignature&
     }
   }
   const auto data = tensor.find("data");
+  // shm hook: an input in a shared-memory region.
+  TESSERA_ASSIGN_OR_RETURN(const auto input_shm, shm_ref(params, "inputs[0].parameters"));
+  TESSERA_ASSIGN_OR_RETURN(const auto shm_bytes, shm_input_bytes(shm, input_shm, data != tensor.end(), "inputs[0]"));
+  if (shm_bytes) {
+    return set_input_from_raw(input, layout, *shm_bytes, limits, "inputs[0].parameters.shared_memory_region");
+  }
   if (data == tensor.end()) return field_error("inputs[0].data", "missing");
   return decode_data(input, layout, *data, shape.size(), limits);
 }
 
-Result<RequestedOutput> decode_output(const json& out, size_t index, const ModelSignature& model) {
+Result<RequestedOutput> decode_output(const json& out, size_t index, const ModelSignature& model, ShmRequest* shm) {
   const std::string field = "outputs[" + std::to_string(index) + "]";
   if (!out.is_object()) return field_error(field, "must be an object");
   const auto name = out.find("name");
@@ -172,8 +180,13 @@ Result<RequestedOutput> decode_output(const json& out, size_t index, const Model
   RequestedOutput requested{name->get<std::string>(), 0};
   TESSERA_ASSIGN_OR_RETURN(const json* params, optional_object(out, "parameters", field + ".parameters"));
   if (params == nullptr) return requested;
+  // shm hook: an output into a shared-memory region (a classification with one is refused there).
+  TESSERA_ASSIGN_OR_RETURN(const auto output_shm, shm_ref(params, field + ".parameters"));
   const auto k = params->find("classification");
-  if (k == params->end()) return requested;
+  if (k == params->end()) {
+    TESSERA_RETURN_IF_ERROR(add_shm_output(shm, output_shm, requested, model, field));
+    return requested;
+  }
   const std::string k_field = field + ".parameters.classification";
   if (!k->is_number_integer()) return field_error(k_field, "must be an integer");
   const int64_t count =
@@ -181,13 +194,14 @@ Result<RequestedOutput> decode_output(const json& out, size_t index, const Model
           ? static_cast<int64_t>(std::min<uint64_t>(k->get<uint64_t>(), std::numeric_limits<int64_t>::max()))
           : k->get<int64_t>();
   TESSERA_ASSIGN_OR_RETURN(requested.classification, classification_count(count, k_field, model));
+  TESSERA_RETURN_IF_ERROR(add_shm_output(shm, output_shm, requested, model, field));
   return requested;
 }
 
 }  // namespace
 
 Result<InferRequest> decode_infer_request_json(const json& body, const ModelSignature& model,
-                                               const DecodeLimits& limits) {
+                                               const DecodeLimits& limits, ShmRequest* shm) {
   if (!body.is_object()) return Status::invalid_argument("request body: must be a JSON object");
   InferRequest request;
   if (const auto id = body.find("id"); id != body.end()) {
@@ -203,12 +217,12 @@ Result<InferRequest> decode_infer_request_json(const json& body, const ModelSign
     return field_error("inputs",
                        std::to_string(inputs->size()) + " tensors; model '" + model.name + "' takes exactly one");
   }
-  TESSERA_RETURN_IF_ERROR(decode_input(request.input, (*inputs)[0], model, limits));
+  TESSERA_RETURN_IF_ERROR(decode_input(request.input, (*inputs)[0], model, limits, shm));
 
   if (const auto outputs = body.find("outputs"); outputs != body.end()) {
     if (!outputs->is_array()) return field_error("outputs", "must be an array");
     for (size_t i = 0; i < outputs->size(); ++i) {
-      TESSERA_ASSIGN_OR_RETURN(RequestedOutput o, decode_output((*outputs)[i], i, model));
+      TESSERA_ASSIGN_OR_RETURN(RequestedOutput o, decode_output((*outputs)[i], i, model, shm));
       request.outputs.push_back(std::move(o));
     }
   }
@@ -230,7 +244,8 @@ JsonBodyLimits json_body_limits(const ModelSignature& model, uint32_t multiple) 
 }
 
 Result<InferRequest> decode_infer_request_body(std::string_view body, const ModelSignature& model,
-                                               const DecodeLimits& limits, const JsonBodyLimits* json_limits) {
+                                               const DecodeLimits& limits, const JsonBodyLimits* json_limits,
+                                               ShmRequest* shm) {
   const JsonBodyLimits derived = json_body_limits(model);
   const JsonBodyLimits& bounds = json_limits != nullptr ? *json_limits : derived;
   if (body.size() > bounds.max_bytes) {
@@ -249,7 +264,7 @@ Result<InferRequest> decode_infer_request_body(std::string_view body, const Mode
     // uncaught, it ended the daemon.
     return Status::invalid_argument(std::string("request body: not valid JSON (") + e.what() + ")");
   }
-  return decode_infer_request_json(parsed, model, limits);
+  return decode_infer_request_json(parsed, model, limits, shm);
 }
 
 }  // namespace tessera::kserve

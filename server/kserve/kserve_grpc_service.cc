@@ -12,6 +12,7 @@
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
+#include "server/kserve/shared_memory_params.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
@@ -29,12 +30,13 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
 struct PendingInfer {
   InferRequest request;
   KserveModel model;
+  ShmRequest shm;  // the outputs that go into shared-memory regions
 };
 
 }  // namespace
 
-KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue)
-    : models_(models), admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
+KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue, SharedMemoryRegistry* shm)
+    : models_(models), shm_(shm), admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerContext* context,
                                                         const inference::ServerLiveRequest* /*request*/,
@@ -90,10 +92,12 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
 
   auto model = find_model(models_, request->model_name(), request->model_version());
   if (!model) return finish(context, to_grpc_status(admission_.refuse(admission, model.status()).status()));
-  auto decoded = decode_infer_request(*request, model->signature, admission_.queue().options().decode_limits);
+  auto pending = std::make_shared<PendingInfer>();
+  pending->shm.registry = shm_;
+  auto decoded =
+      decode_infer_request(*request, model->signature, admission_.queue().options().decode_limits, &pending->shm);
   if (!decoded) return finish(context, to_grpc_status(admission_.refuse(admission, decoded.status()).status()));
 
-  auto pending = std::make_shared<PendingInfer>();
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
   admission.top_k = static_cast<uint64_t>(pending->request.top_k());
@@ -106,8 +110,12 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   if (!admitted) return finish(context, to_grpc_status(admitted.status()));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   admitted->done = [reactor, response, pending](Result<ClassifyResult> result) {
-    if (result) *response = make_infer_response(pending->request, pending->model.signature, result->probabilities);
-    reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
+    Status status = result.status();
+    if (result) {
+      *response = make_infer_response(pending->request, pending->model.signature, result->probabilities);
+      status = write_shm_outputs(pending->shm, *response);  // shm hook: outputs into their regions
+    }
+    reactor->Finish(to_grpc_status(status));
   };
   admission_.submit(std::move(admitted));
   return reactor;

@@ -15,14 +15,17 @@ class ModelRepository;
 
 namespace tessera::kserve {
 
+class SharedMemoryRegistry;
+
 // ModelInfer decodes the request, hands it to admission and the queue and returns its reactor at
 // once; the worker's callback encodes the response and finishes the RPC. Health, metadata and
 // the repository extension answer inline (a load only starts: it runs on the repository's loader
 // thread). ServerReady and ModelReady say false once the daemon drains.
 class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
  public:
-  // Images are checked against the queue's decode limits.
-  KserveGrpcService(ModelRepository& models, InferenceQueue& queue);
+  // Images are checked against the queue's decode limits. `shm`: the system shared-memory
+  // regions (kserve_grpc_shared_memory.cc), shared with REST; null: those RPCs are UNIMPLEMENTED.
+  KserveGrpcService(ModelRepository& models, InferenceQueue& queue, SharedMemoryRegistry* shm = nullptr);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -55,11 +58,23 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
                                                   const inference::RepositoryModelUnloadRequest* request,
                                                   inference::RepositoryModelUnloadResponse* response) override;
 
+  // The system shared-memory extension (kserve_grpc_shared_memory.cc).
+  grpc::ServerUnaryReactor* SystemSharedMemoryStatus(grpc::CallbackServerContext* context,
+                                                     const inference::SystemSharedMemoryStatusRequest* request,
+                                                     inference::SystemSharedMemoryStatusResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryRegister(
+      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryRegisterRequest* request,
+      inference::SystemSharedMemoryRegisterResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryUnregister(
+      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
+      inference::SystemSharedMemoryUnregisterResponse* response) override;
+
   // ModelInfer calls waiting for the queue; shutdown drains them.
   InFlightTracker& in_flight() { return in_flight_; }
 
  private:
   ModelRepository& models_;
+  SharedMemoryRegistry* shm_;
   InFlightTracker in_flight_;
   Admission admission_;  // over in_flight_
 };

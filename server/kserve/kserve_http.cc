@@ -18,6 +18,8 @@
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
+#include "server/kserve/shared_memory_http.h"
+#include "server/kserve/shared_memory_params.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
@@ -101,12 +103,14 @@ HttpResponse repository_response(ModelRepository& models, std::string_view rest)
 struct PendingInfer {
   InferRequest request;
   KserveModel model;
+  ShmRequest shm;  // the outputs that go into shared-memory regions
 };
 
 }  // namespace
 
-KserveHttp::KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple)
-    : models_(models), admission_(admission), json_body_multiple_(json_body_multiple) {}
+KserveHttp::KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple,
+                       SharedMemoryRegistry* shm)
+    : models_(models), admission_(admission), json_body_multiple_(json_body_multiple), shm_(shm) {}
 
 uint64_t KserveHttp::body_limit(const ModelRepository& models, const HttpRequestHeader& header, uint64_t limit,
                                 uint32_t json_body_multiple) {
@@ -145,6 +149,9 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   if (path == "/v2/health/ready") {
     if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
     return reply(not_ready().value_or(make_json_response(200, {{"ready", true}})));
+  }
+  if (shm_ != nullptr && (path == kSharedMemoryPath || path.starts_with(std::string(kSharedMemoryPath) + "/"))) {
+    return reply(shared_memory_response(*shm_, method, path, request.body()));
   }
   if (path.starts_with(kRepositoryPrefix)) {
     if (method != http::verb::post) return reply(method_not_allowed("POST", error_body));
@@ -190,11 +197,12 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   auto model = find_model(models_, model_name, version);
   if (!model) return refuse(admission_.refuse(admission, model.status()));
   const JsonBodyLimits json_limits = json_body_limits(model->signature, json_body_multiple_);
+  auto pending = std::make_shared<PendingInfer>();
+  pending->shm.registry = shm_;
   auto decoded = decode_infer_request_body(request.body(), model->signature, admission_.queue().options().decode_limits,
-                                           &json_limits);
+                                           &json_limits, &pending->shm);
   if (!decoded) return refuse(admission_.refuse(admission, decoded.status()));
 
-  auto pending = std::make_shared<PendingInfer>();
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
   admission.request_id = pending->request.id;
@@ -206,9 +214,13 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   if (!admitted) return refuse(admitted);
   // This view dies with the request's handling; the callback holds only what lives longer.
   admitted->done = [respond, pending, request_id = admitted.request_id()](Result<ClassifyResult> result) {
-    HttpResponse res = result ? make_json_response(200, infer_response_json(pending->request, pending->model.signature,
-                                                                            result->probabilities))
-                              : error_response(result.status());
+    Status status = result.status();
+    nlohmann::json body;
+    if (result) {
+      body = infer_response_json(pending->request, pending->model.signature, result->probabilities);
+      status = write_shm_outputs(pending->shm, body, result->probabilities);  // shm hook: outputs into regions
+    }
+    HttpResponse res = status.is_ok() ? make_json_response(200, body) : error_response(status);
     res.set("X-Request-Id", request_id);
     respond(std::move(res));
   };
