@@ -107,7 +107,7 @@ TEST_F(KserveHttpTest, UnknownModelsVersionsAndPathsAre404) {
   expect_error(client_->post("/v2/models/no-such-model/infer", image_body(read_binary(images_[0].png)).dump(),
                              "application/json"),
                404, "no-such-model");
-  expect_error(client_->get("/v2/models/fashion-mnist/stats"), 404);
+  expect_error(client_->get("/v2/models/fashion-mnist/trace/setting"), 404);  // no trace extension
   expect_error(client_->get("/v2/nothing"), 404);
   const HttpReply wrong_method = client_->get(kInfer);
   expect_error(wrong_method, 405);
