@@ -16,9 +16,13 @@ namespace {
 
 // The fields of ModelConfig's subset (model_config.proto) that are 64-bit integers: protobuf's
 // JSON mapping writes them as strings, Triton's endpoint as numbers.
-constexpr std::array<std::string_view, 7> kInt64Fields = {
-    "dims", "shape", "versions", "max_queue_delay_microseconds", "default_timeout_microseconds",
-    "priority_levels", "default_priority_level"};
+constexpr std::array<std::string_view, 7> kInt64Fields = {"dims",
+                                                          "shape",
+                                                          "versions",
+                                                          "max_queue_delay_microseconds",
+                                                          "default_timeout_microseconds",
+                                                          "priority_levels",
+                                                          "default_priority_level"};
 
 bool is_int64_field(std::string_view key) {
   for (std::string_view field : kInt64Fields) {

@@ -20,10 +20,14 @@ void fill(inference::StatisticDuration* out, const DurationStat& in) {
 json to_json(const inference::StatisticDuration& d) { return {{"count", d.count()}, {"ns", d.ns()}}; }
 
 json to_json(const inference::InferStatistics& s) {
-  return {{"success", to_json(s.success())},           {"fail", to_json(s.fail())},
-          {"queue", to_json(s.queue())},               {"compute_input", to_json(s.compute_input())},
-          {"compute_infer", to_json(s.compute_infer())}, {"compute_output", to_json(s.compute_output())},
-          {"cache_hit", to_json(s.cache_hit())},       {"cache_miss", to_json(s.cache_miss())}};
+  return {{"success", to_json(s.success())},
+          {"fail", to_json(s.fail())},
+          {"queue", to_json(s.queue())},
+          {"compute_input", to_json(s.compute_input())},
+          {"compute_infer", to_json(s.compute_infer())},
+          {"compute_output", to_json(s.compute_output())},
+          {"cache_hit", to_json(s.cache_hit())},
+          {"cache_miss", to_json(s.cache_miss())}};
 }
 
 json to_json(const inference::InferBatchStatistics& b) {

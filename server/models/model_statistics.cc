@@ -24,13 +24,12 @@ DurationStat ModelStatistics::AtomicDuration::load() const {
 }
 
 void ModelStatistics::touch_last_inference() {
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::system_clock::now().time_since_epoch());
+  const auto now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
   const uint64_t ms = static_cast<uint64_t>(std::max<int64_t>(now.count(), 0));
   // Answers finish out of order: the newest one wins.
   uint64_t seen = last_inference_ms_.load(std::memory_order_relaxed);
-  while (seen < ms && !last_inference_ms_.compare_exchange_weak(seen, ms, std::memory_order_relaxed)) {
-  }
+  while (seen < ms && !last_inference_ms_.compare_exchange_weak(seen, ms, std::memory_order_relaxed)) {}
 }
 
 void ModelStatistics::record_success(std::chrono::nanoseconds elapsed, const StageDurations& stages) {

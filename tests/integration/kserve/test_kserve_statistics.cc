@@ -47,8 +47,8 @@ void expect_model_stat_shape(const json& m) {
   }
   EXPECT_TRUE(m["name"].is_string());
   EXPECT_TRUE(m["version"].is_string());
-  for (const char* key : {"success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit",
-                          "cache_miss"}) {
+  for (const char* key :
+       {"success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit", "cache_miss"}) {
     expect_duration(m["inference_stats"][key], key);
   }
   EXPECT_EQ(count(m["inference_stats"]["cache_hit"]), 0u);

@@ -123,7 +123,8 @@ class AdmissionStatisticsTest : public ::testing::Test {
     queue_ = std::make_unique<InferenceQueue>(options);
     admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, int64_t{1} << 20);
     // A Fashion-MNIST image: the first of the model's calibration images.
-    const std::filesystem::path calibration = std::filesystem::path(TESSERA_SOURCE_DIR) / "models/fashion-mnist/calibration";
+    const std::filesystem::path calibration =
+        std::filesystem::path(TESSERA_SOURCE_DIR) / "models/fashion-mnist/calibration";
     std::filesystem::path first;
     for (const auto& entry : std::filesystem::directory_iterator(calibration)) {
       if (first.empty() || entry.path() < first) first = entry.path();

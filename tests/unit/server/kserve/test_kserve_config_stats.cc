@@ -119,7 +119,8 @@ TEST(KserveConfigJson, Int64FieldsAreNumbers) {
 
 TEST_F(KserveServedModelTest, StatisticsJsonIsTritonsShape) {
   constexpr uint64_t kBig = (uint64_t{1} << 53) + 2;  // past a double's integers: a number, exactly
-  model_.statistics->record_success(nanoseconds(kBig), {nanoseconds(1), nanoseconds(2), nanoseconds(3), nanoseconds(4)});
+  model_.statistics->record_success(nanoseconds(kBig),
+                                    {nanoseconds(1), nanoseconds(2), nanoseconds(3), nanoseconds(4)});
   model_.statistics->record_failure(nanoseconds(9));
   model_.statistics->record_execution(1, {{}, nanoseconds(2), nanoseconds(3), nanoseconds(4)});
   inference::ModelStatisticsResponse response;
