@@ -74,12 +74,13 @@ TEST(ModelStatistics, ConcurrentRecordersLoseNothing) {
   constexpr int kThreads = 4;
   constexpr int kEach = 2000;
   std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
+  threads.reserve(kThreads);
+  for (uint64_t t = 0; t < kThreads; ++t) {
     threads.emplace_back([&stats, t] {
       for (int i = 0; i < kEach; ++i) {
         stats.record_success(nanoseconds(10), {nanoseconds(1), nanoseconds(1), nanoseconds(1), nanoseconds(1)});
         if (i % 2 == 0) stats.record_failure(nanoseconds(3));
-        stats.record_execution(static_cast<uint64_t>(t + 1), {{}, nanoseconds(1), nanoseconds(1), nanoseconds(1)});
+        stats.record_execution(t + 1, {{}, nanoseconds(1), nanoseconds(1), nanoseconds(1)});
       }
     });
   }
