@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "tests/integration/daemon_test.h"
 #include "tests/integration/fmnist_images.h"
@@ -270,6 +271,31 @@ TEST_F(KserveStatisticsTest, GrpcAgreesAndSelectsModels) {
   request.set_name("no-such-model");
   grpc::ClientContext unknown_context;
   EXPECT_EQ(kserve_->ModelStatistics(&unknown_context, request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// Statistics live as long as the version is loaded: a reload serves a new version object whose
+// counters start at zero, while the other model's keep counting.
+TEST_F(KserveStatisticsTest, ReloadStartsNewCounters) {
+  succeed_through_every_door(1);
+  const GrpcAnswer twin = classify_grpc(*stub_, read_binary(images_[0].png), "fashion-mnist-twin");
+  ASSERT_TRUE(twin.status.ok()) << twin.status.error_message();
+  ASSERT_EQ(count(fmnist_stats()[0]["inference_stats"]["success"]), 4u);
+
+  const HttpReply load = http_->post("/v2/repository/models/fashion-mnist/load", "{}", "application/json");
+  ASSERT_EQ(load.status, 200) << load.body;
+  // The reload swaps the new version in when it is ready: bounded wait for its fresh counters.
+  uint64_t successes = 4;
+  for (int i = 0; i < 300 && successes != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const json stats = fmnist_stats();
+    ASSERT_EQ(stats.size(), 1u) << stats.dump();
+    successes = count(stats[0]["inference_stats"]["success"]);
+  }
+  EXPECT_EQ(successes, 0u) << "the reloaded version still shows the old counters";
+  const json twin_stats = get_json("/v2/models/fashion-mnist-twin/stats");
+  EXPECT_EQ(count(twin_stats["model_stats"][0]["inference_stats"]["success"]), 1u) << twin_stats.dump();
+  succeed_through_every_door(1);
+  EXPECT_EQ(count(fmnist_stats()[0]["inference_stats"]["success"]), 4u);
 }
 
 }  // namespace
