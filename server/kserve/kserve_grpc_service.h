@@ -68,6 +68,14 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
   grpc::ServerUnaryReactor* SystemSharedMemoryUnregister(
       grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
       inference::SystemSharedMemoryUnregisterResponse* response) override;
+  // Triton's model configuration and statistics extensions (kserve_grpc_config.cc), the same
+  // answers as REST's /v2/models/{m}/config and /v2/models[/{m}]/stats.
+  grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
+                                        const inference::ModelConfigRequest* request,
+                                        inference::ModelConfigResponse* response) override;
+  grpc::ServerUnaryReactor* ModelStatistics(grpc::CallbackServerContext* context,
+                                            const inference::ModelStatisticsRequest* request,
+                                            inference::ModelStatisticsResponse* response) override;
 
   // ModelInfer calls waiting for the queue; shutdown drains them.
   InFlightTracker& in_flight() { return in_flight_; }

@@ -17,9 +17,11 @@
 #include "server/kserve/error_json.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
+#include "server/kserve/model_config.h"
 #include "server/kserve/serving.h"
 #include "server/kserve/shared_memory_http.h"
 #include "server/kserve/shared_memory_params.h"
+#include "server/kserve/statistics.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
@@ -42,7 +44,7 @@ HttpResponse error_response(const Status& status) { return make_error_response(s
 struct ModelPath {
   std::string model;
   std::string version;
-  std::string action;  // "", "ready" or "infer"
+  std::string action;  // "", "ready", "infer", "config" or "stats"
 };
 
 std::optional<ModelPath> parse_model_path(std::string_view rest) {
@@ -64,7 +66,9 @@ std::optional<ModelPath> parse_model_path(std::string_view rest) {
   }
   if (segments.size() == next + 1) {
     path.action = segments[next];
-    if (path.action != "ready" && path.action != "infer") return std::nullopt;
+    if (path.action != "ready" && path.action != "infer" && path.action != "config" && path.action != "stats") {
+      return std::nullopt;
+    }
   } else if (segments.size() != next) {
     return std::nullopt;
   }
@@ -97,6 +101,18 @@ HttpResponse repository_response(ModelRepository& models, std::string_view rest)
   const Status status = action == "load" ? models.load_model(*name) : models.unload_model(*name);
   if (!status.is_ok()) return error_response(status);
   return make_json_response(200, {{"name", *name}, {"state", action == "load" ? "LOADING" : "UNAVAILABLE"}});
+}
+
+// Triton's statistics extension: GET /v2/models[/{m}[/versions/{v}]]/stats.
+HttpResponse statistics_response(const ModelRepository& models, std::string_view name, std::string_view version) {
+  auto stats = model_statistics(models, name, version);
+  return stats ? make_json_response(200, statistics_json(*stats)) : error_response(stats.status());
+}
+
+// Triton's model configuration extension: GET /v2/models/{m}[/versions/{v}]/config.
+HttpResponse config_response(const ServedModel& model) {
+  auto config = model_config_json(make_model_config(model));
+  return config ? make_json_response(200, *config) : error_response(config.status());
 }
 
 // The decoded request and its model, kept alive by the job's callback (the job points into it).
@@ -157,6 +173,10 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
     if (method != http::verb::post) return reply(method_not_allowed("POST", error_body));
     return reply(repository_response(models_, std::string_view(path).substr(kRepositoryPrefix.size())));
   }
+  if (path == "/v2/models/stats") {  // the statistics extension: every model
+    if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
+    return reply(statistics_response(models_, "", ""));
+  }
   const auto parsed = path.starts_with(kModelsPrefix)
                           ? parse_model_path(std::string_view(path).substr(kModelsPrefix.size()))
                           : std::nullopt;
@@ -167,8 +187,10 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
     return infer(request, respond, parsed->model, parsed->version);
   }
   if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
+  if (parsed->action == "stats") return reply(statistics_response(models_, parsed->model, parsed->version));
   auto model = find_model(models_, parsed->model, parsed->version);
   if (!model) return reply(error_response(model.status()));
+  if (parsed->action == "config") return reply(config_response(*model->served));
   if (parsed->action == "ready") {
     return reply(not_ready().value_or(make_json_response(200, {{"name", model->signature.name}, {"ready", true}})));
   }

@@ -33,7 +33,9 @@ std::vector<std::string> versions(const ModelSignature& m) {
 
 }  // namespace
 
-std::vector<std::string> server_extensions() { return {"classification", "model_repository"}; }
+std::vector<std::string> server_extensions() {
+  return {"classification", "model_repository", "model_configuration", "statistics"};
+}
 
 inference::ServerMetadataResponse make_server_metadata(std::string_view server_version) {
   inference::ServerMetadataResponse r;

@@ -14,8 +14,9 @@ namespace tessera::kserve {
 
 inline constexpr std::string_view kServerName = "tesserad";
 
-// The protocol extensions the codec implements: "classification" only (no binary tensor data,
-// model repository, statistics, sequences, ...).
+// The protocol extensions tesserad implements, by Triton's names: "classification",
+// "model_repository", "model_configuration", "statistics" (not binary tensor data, shared memory,
+// sequences, ...).
 std::vector<std::string> server_extensions();
 
 inference::ServerMetadataResponse make_server_metadata(std::string_view server_version);

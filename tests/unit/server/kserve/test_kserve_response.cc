@@ -118,11 +118,11 @@ TEST(KserveMetadata, Server) {
   const auto proto = make_server_metadata("0.1.0");
   EXPECT_EQ(proto.name(), "tesserad");
   EXPECT_EQ(proto.version(), "0.1.0");
-  ASSERT_EQ(proto.extensions_size(), 2);
-  EXPECT_EQ(proto.extensions(0), "classification");
-  EXPECT_EQ(proto.extensions(1), "model_repository");
+  const std::vector<std::string> extensions = {"classification", "model_repository", "model_configuration",
+                                               "statistics"};
+  EXPECT_EQ(std::vector<std::string>(proto.extensions().begin(), proto.extensions().end()), extensions);
   EXPECT_EQ(server_metadata_json("0.1.0"),
-            json({{"name", "tesserad"}, {"version", "0.1.0"}, {"extensions", {"classification", "model_repository"}}}));
+            json({{"name", "tesserad"}, {"version", "0.1.0"}, {"extensions", extensions}}));
 }
 
 TEST(KserveMetadata, Model) {
