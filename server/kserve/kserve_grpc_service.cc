@@ -9,8 +9,10 @@
 #include "server/batching/inference_queue.h"
 #include "server/grpc/status_mapping.h"
 #include "server/kserve/decode_grpc.h"
+#include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
+#include "server/kserve/kserve_stream_infer.h"
 #include "server/kserve/serving.h"
 #include "server/models/model_repository.h"
 
@@ -24,12 +26,6 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
   reactor->Finish(status);
   return reactor;
 }
-
-// The decoded request and its model, kept alive by the job's callback (the job points into it).
-struct PendingInfer {
-  InferRequest request;
-  KserveModel model;
-};
 
 }  // namespace
 
@@ -96,21 +92,21 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   auto pending = std::make_shared<PendingInfer>();
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
-  admission.top_k = static_cast<uint64_t>(pending->request.top_k());
-  admission.input = job_input(pending->request.input);
-  // Runs on the version it was decoded against, which the response names.
-  admission.resolved = pending->model.served;
   // Over gRPC the answer's total time has always started here, after decoding (REST: at receipt).
   admission.received = SteadyClock::now();
-  Admitted admitted = admission_.admit(std::move(admission));
-  if (!admitted) return finish(context, to_grpc_status(admitted.status()));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  admitted->done = [reactor, response, pending](Result<ClassifyResult> result) {
-    if (result) *response = make_infer_response(pending->request, pending->model.signature, result->probabilities);
-    reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
+  auto done = [reactor, response, pending](const std::string& /*request_id*/, Result<ImageScores> scores) {
+    if (scores) *response = make_infer_response(pending->request, pending->model.signature, *scores);
+    reactor->Finish(scores ? grpc::Status::OK : to_grpc_status(scores.status()));
   };
-  admission_.submit(std::move(admitted));
+  const InferSubmitted submitted = submit_infer(admission_, std::move(admission), pending, std::move(done));
+  if (!submitted.status.is_ok()) reactor->Finish(to_grpc_status(submitted.status));
   return reactor;
+}
+
+grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+KserveGrpcService::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  return new StreamInferReactor(models_, admission_, context);
 }
 
 }  // namespace tessera::kserve
