@@ -329,6 +329,10 @@ Result<InferRequest> decode_infer_request_body(std::string_view body, const Mode
                                     std::to_string(body.size()) + " bytes; model '" + model.name +
                                     "' takes at most " + std::to_string(bounds.max_bytes));
   }
+  // nlohmann's lexer ends the input at a NUL byte, which would accept "{...}\0<anything>".
+  if (const size_t nul = body.find('\0'); nul != std::string_view::npos) {
+    return Status::invalid_argument("request body: not valid JSON (a NUL byte at byte " + std::to_string(nul) + ")");
+  }
   json parsed;
   try {
     parsed = parse_bounded(body, bounds);
