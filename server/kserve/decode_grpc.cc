@@ -138,8 +138,9 @@ Result<InferRequest> decode_infer_request(const ModelInferRequest& request, cons
   out.images.assign(1, InferInput{});
   out.images[0].name = tensor.name();
   const bool base64 = type == "base64";
-  TESSERA_RETURN_IF_ERROR(raw ? set_from_raw(out.images, layout, request.raw_input_contents(0), base64, kRawField, limits)
-                              : decode_typed(out.images, layout, tensor.contents(), base64, limits));
+  TESSERA_RETURN_IF_ERROR(
+      raw ? set_from_raw(out.images, layout, request.raw_input_contents(0), base64, kRawField, limits)
+          : decode_typed(out.images, layout, tensor.contents(), base64, limits));
   for (int i = 0; i < request.outputs_size(); ++i) {
     TESSERA_ASSIGN_OR_RETURN(RequestedOutput o, decode_output(request.outputs(i), static_cast<size_t>(i), model));
     out.outputs.push_back(std::move(o));

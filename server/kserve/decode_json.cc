@@ -160,8 +160,8 @@ Result<std::string_view> take_binary(std::optional<std::string_view>& binary, ui
     return field_error(field, "binary data needs the Inference-Header-Content-Length header (the JSON's length)");
   }
   if (size > binary->size()) {
-    return field_error(field, std::to_string(size) + " bytes, but " + std::to_string(binary->size()) +
-                                  " follow the JSON header");
+    return field_error(
+        field, std::to_string(size) + " bytes, but " + std::to_string(binary->size()) + " follow the JSON header");
   }
   const std::string_view data = binary->substr(0, size);
   binary->remove_prefix(size);
@@ -295,7 +295,8 @@ uint64_t infer_body_limit(const ModelSignature& model, uint32_t multiple) {
   const uint64_t elements = static_cast<uint64_t>(std::max(model.channels, 1)) *
                             static_cast<uint64_t>(std::max(model.height, 1)) *
                             static_cast<uint64_t>(std::max(model.width, 1));
-  return json_body_limits(model, multiple).max_bytes + static_cast<uint64_t>(std::max(model.max_batch, 1)) * elements * 4;
+  return json_body_limits(model, multiple).max_bytes +
+         static_cast<uint64_t>(std::max(model.max_batch, 1)) * elements * 4;
 }
 
 Result<size_t> inference_header_length(std::string_view value, size_t body_size) {
@@ -303,8 +304,7 @@ Result<size_t> inference_header_length(std::string_view value, size_t body_size)
   size_t length = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), length);
   if (value.empty() || error != std::errc() || end != value.data() + value.size()) {
-    return Status::invalid_argument(field + ": '" + std::string(value.substr(0, 32)) +
-                                    "' is not a number of bytes");
+    return Status::invalid_argument(field + ": '" + std::string(value.substr(0, 32)) + "' is not a number of bytes");
   }
   if (length > body_size) {
     return Status::invalid_argument(field + ": " + std::to_string(length) + " is past the body's " +
@@ -326,8 +326,8 @@ Result<InferRequest> decode_infer_request_body(std::string_view body, const Mode
   const JsonBodyLimits& bounds = json_limits != nullptr ? *json_limits : derived;
   if (body.size() > bounds.max_bytes) {
     return Status::invalid_argument("request body: " + std::string(binary ? "the JSON header is " : "") +
-                                    std::to_string(body.size()) + " bytes; model '" + model.name +
-                                    "' takes at most " + std::to_string(bounds.max_bytes));
+                                    std::to_string(body.size()) + " bytes; model '" + model.name + "' takes at most " +
+                                    std::to_string(bounds.max_bytes));
   }
   // nlohmann's lexer ends the input at a NUL byte, which would accept "{...}\0<anything>".
   if (const size_t nul = body.find('\0'); nul != std::string_view::npos) {

@@ -28,7 +28,9 @@ Status count_matches(const InputLayout& layout, size_t count, std::string_view f
 }
 
 // "field[i]": the tensor's i-th element.
-std::string element_field(std::string_view field, size_t i) { return std::string(field) + "[" + std::to_string(i) + "]"; }
+std::string element_field(std::string_view field, size_t i) {
+  return std::string(field) + "[" + std::to_string(i) + "]";
+}
 
 // The batch of a shape whose image part has `rank` dimensions: its first dimension when it has
 // rank + 1 dimensions, 1 when it has `rank`; checked against the model's max batch.

@@ -133,12 +133,12 @@ nlohmann::json infer_response_json(const InferRequest& request, const ModelSigna
   return response_json(request, model, scores, nullptr);
 }
 
-HttpInferBody infer_response_http(const InferRequest& request, const ModelSignature& model,
-                                  const ImageScores& scores) {
+HttpInferBody infer_response_http(const InferRequest& request, const ModelSignature& model, const ImageScores& scores) {
   std::string binary;
   HttpInferBody out;
   // Replace, not throw, on invalid UTF-8 (labels come from files), as make_json_response does.
-  out.body = response_json(request, model, scores, &binary).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out.body =
+      response_json(request, model, scores, &binary).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   out.json_length = out.body.size();
   out.binary = request.outputs.empty() ? request.binary_data_output
                                        : std::any_of(request.outputs.begin(), request.outputs.end(),

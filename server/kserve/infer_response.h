@@ -34,8 +34,7 @@ inference::ModelInferResponse make_infer_response(const InferRequest& request, c
                                                   const ImageScores& scores);
 
 // The JSON response with every output in "data" (binary data requests are not looked at).
-nlohmann::json infer_response_json(const InferRequest& request, const ModelSignature& model,
-                                   const ImageScores& scores);
+nlohmann::json infer_response_json(const InferRequest& request, const ModelSignature& model, const ImageScores& scores);
 
 // An HTTP response body: the JSON header, then the binary outputs' bytes in output order.
 struct HttpInferBody {
@@ -43,7 +42,6 @@ struct HttpInferBody {
   size_t json_length = 0;  // the JSON header's bytes; all of the body when no output is binary
   bool binary = false;     // some output is binary data: send Inference-Header-Content-Length
 };
-HttpInferBody infer_response_http(const InferRequest& request, const ModelSignature& model,
-                                  const ImageScores& scores);
+HttpInferBody infer_response_http(const InferRequest& request, const ModelSignature& model, const ImageScores& scores);
 
 }  // namespace tessera::kserve

@@ -11,8 +11,8 @@
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
-#include "server/kserve/metadata.h"
 #include "server/kserve/kserve_stream_infer.h"
+#include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
 #include "server/models/model_repository.h"
 

@@ -40,7 +40,7 @@ StreamInferReactor::StreamInferReactor(ModelRepository& models, Admission& admis
     Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "the server is shutting down"));
     return;
   }
-  step();
+  step(std::unique_lock(mu_));
 }
 
 void StreamInferReactor::OnReadDone(bool ok) {
@@ -56,7 +56,7 @@ void StreamInferReactor::OnReadDone(bool ok) {
     }
   }
   if (ok) submit(request);
-  step();
+  step(std::unique_lock(mu_));
 }
 
 void StreamInferReactor::submit(const inference::ModelInferRequest& request) {
@@ -74,7 +74,8 @@ void StreamInferReactor::submit(const inference::ModelInferRequest& request) {
   auto model = find_model(models_, request.model_name(), request.model_version());
   if (!model) return add_answer(error_answer(request, admission_.refuse(admission, model.status()).status()), false);
   auto decoded = decode_infer_request(request, model->signature, admission_.queue().options().decode_limits);
-  if (!decoded) return add_answer(error_answer(request, admission_.refuse(admission, decoded.status()).status()), false);
+  if (!decoded)
+    return add_answer(error_answer(request, admission_.refuse(admission, decoded.status()).status()), false);
 
   auto pending = std::make_shared<PendingInfer>();
   pending->request = std::move(decoded).value();
@@ -83,8 +84,8 @@ void StreamInferReactor::submit(const inference::ModelInferRequest& request) {
     std::lock_guard lock(mu_);
     ++pending_;
   }
-  auto done = [this, pending, request_template = error_answer(request, Status::ok())](
-                  const std::string& /*request_id*/, Result<ImageScores> scores) {
+  auto done = [this, pending, request_template = error_answer(request, Status::ok())](const std::string& /*request_id*/,
+                                                                                      Result<ImageScores> scores) {
     inference::ModelStreamInferResponse answer;
     if (scores) {
       *answer.mutable_infer_response() = make_infer_response(pending->request, pending->model.signature, *scores);
@@ -99,38 +100,33 @@ void StreamInferReactor::submit(const inference::ModelInferRequest& request) {
 }
 
 void StreamInferReactor::add_answer(inference::ModelStreamInferResponse answer, bool was_pending) {
-  {
-    std::lock_guard lock(mu_);
-    if (was_pending) --pending_;
-    if (!broken_) answers_.push_back(std::move(answer));
-  }
-  // From submit() the caller steps after; from the batcher's thread this is the only step.
-  if (was_pending) step();
+  std::unique_lock lock(mu_);
+  if (was_pending) --pending_;
+  if (!broken_) answers_.push_back(std::move(answer));
+  // From submit() the caller steps after; from the batcher's thread this is the only step, taken
+  // under the same lock: once it is released the reactor may finish and be deleted.
+  if (was_pending) step(std::move(lock));
 }
 
 void StreamInferReactor::OnWriteDone(bool ok) {
   back_from_grpc(this);
-  {
-    std::lock_guard lock(mu_);
-    write_in_flight_ = false;
-    if (!ok) {  // the client is gone
-      broken_ = true;
-      reads_done_ = true;
-      answers_.clear();
-    }
-  }
-  step();
-}
-
-void StreamInferReactor::OnCancel() {
-  back_from_grpc(this);
-  {
-    std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  write_in_flight_ = false;
+  if (!ok) {  // the client is gone
     broken_ = true;
     reads_done_ = true;
     answers_.clear();
   }
-  step();
+  step(std::move(lock));
+}
+
+void StreamInferReactor::OnCancel() {
+  back_from_grpc(this);
+  std::unique_lock lock(mu_);
+  broken_ = true;
+  reads_done_ = true;
+  answers_.clear();
+  step(std::move(lock));
 }
 
 void StreamInferReactor::OnDone() {
@@ -139,11 +135,11 @@ void StreamInferReactor::OnDone() {
   delete this;
 }
 
-void StreamInferReactor::step() {
+void StreamInferReactor::step(std::unique_lock<std::mutex> lock) {
   // Decide under the lock, act after it: gRPC may run reactions on other threads at once.
   bool write = false, read = false, finish = false, cancelled = false;
   {
-    std::lock_guard lock(mu_);
+    const std::unique_lock held = std::move(lock);
     if (finished_) return;
     if (!write_in_flight_ && !answers_.empty()) {
       writing_ = std::move(answers_.front());

@@ -40,8 +40,10 @@ class StreamInferReactor final
   // Queues an answer (unless the stream broke) and, when it answers a submitted request, counts
   // that one off.
   void add_answer(inference::ModelStreamInferResponse answer, bool was_pending);
-  // Starts the next write, a read, or the finish, whichever is due.
-  void step();
+  // Starts the next write, a read, or the finish, whichever is due: decided under `lock` (held
+  // since the change that made it due), acted on after it, touching nothing of the reactor then
+  // but the calls it decided.
+  void step(std::unique_lock<std::mutex> lock);
 
   ModelRepository& models_;
   Admission& admission_;
@@ -49,10 +51,10 @@ class StreamInferReactor final
   bool holds_slot_ = false;
 
   std::mutex mu_;
-  inference::ModelInferRequest reading_;                    // target of the read in progress
+  inference::ModelInferRequest reading_;                     // target of the read in progress
   std::deque<inference::ModelStreamInferResponse> answers_;  // waiting to be written (with pending_, bounded)
-  inference::ModelStreamInferResponse writing_;             // the write in progress
-  size_t pending_ = 0;                                      // submitted to the batcher, not yet answered
+  inference::ModelStreamInferResponse writing_;              // the write in progress
+  size_t pending_ = 0;                                       // submitted to the batcher, not yet answered
   bool read_in_flight_ = false;
   bool write_in_flight_ = false;
   bool reads_done_ = false;  // half-closed, cancelled or a read failed

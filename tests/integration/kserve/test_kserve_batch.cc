@@ -122,9 +122,9 @@ TEST_F(KserveBatchTest, HttpJsonAndBinaryBatchesEqualSingleImageAnswers) {
   json body = {{"inputs", {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {3, 1}}, {"data", json::array()}}}}};
   for (size_t i = 0; i < 3; ++i) body["inputs"][0]["data"].push_back({base64(image(i))});
   TritonReply reply = triton_post(port, kInfer, body.dump(), "", "");
-  ASSERT_EQ(reply.status, 200) << reply.json.dump();
-  EXPECT_EQ(reply.json["outputs"][0]["shape"], json({3, 10}));
-  const auto data = reply.json["outputs"][0]["data"].get<std::vector<float>>();
+  ASSERT_EQ(reply.status, 200) << reply.json().dump();
+  EXPECT_EQ(reply.json()["outputs"][0]["shape"], json({3, 10}));
+  const auto data = reply.json()["outputs"][0]["data"].get<std::vector<float>>();
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(row(data, i), single(i)) << "JSON image " << i;
 
   // Binary: FP32 [8,1,28,28] (the max batch) in, binary out.
@@ -141,8 +141,8 @@ TEST_F(KserveBatchTest, HttpJsonAndBinaryBatchesEqualSingleImageAnswers) {
                           {"parameters", {{"binary_data_size", binary.size()}}}}}},
                        {"parameters", {{"binary_data_output", true}}}};
   reply = triton_post(port, kInfer, header.dump(), binary);
-  ASSERT_EQ(reply.status, 200) << reply.json.dump();
-  EXPECT_EQ(reply.json["outputs"][0]["shape"], json({kMaxBatch, 10}));
+  ASSERT_EQ(reply.status, 200) << reply.json().dump();
+  EXPECT_EQ(reply.json()["outputs"][0]["shape"], json({kMaxBatch, 10}));
   ASSERT_EQ(reply.binary.size(), kMaxBatch * kClasses * 4);
   const std::vector<float> floats = floats_of(reply.binary);
   for (size_t i = 0; i < kMaxBatch; ++i) EXPECT_EQ(row(floats, i), single(i)) << "binary image " << i;
@@ -167,8 +167,8 @@ TEST_F(KserveBatchTest, BatchOverTheMaxIsRefusedNamingBoth) {
                           {"datatype", "FP32"},
                           {"parameters", {{"binary_data_size", binary.size()}}}}}}};
   const TritonReply reply = triton_post(daemon_->http_port(), kInfer, header.dump(), binary);
-  EXPECT_EQ(reply.status, 400) << reply.json.dump();
-  EXPECT_NE(reply.json.value("error", "").find("batch of 9 images"), std::string::npos) << reply.json.dump();
+  EXPECT_EQ(reply.status, 400) << reply.json().dump();
+  EXPECT_NE(reply.json().value("error", "").find("batch of 9 images"), std::string::npos) << reply.json().dump();
 
   request = batch_request("BYTES", {0});
   EXPECT_EQ(kserve_infer(*kserve_, request).status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -189,8 +189,8 @@ TEST_F(KserveBatchTest, OneBadImageFailsTheWholeRequest) {
   json body = {{"inputs", {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {3}}}}}};
   body["inputs"][0]["data"] = {base64(image(0)), base64(truncated), base64(image(2))};
   const TritonReply reply = triton_post(daemon_->http_port(), kInfer, body.dump(), "", "");
-  EXPECT_EQ(reply.status, 400) << reply.json.dump();
-  EXPECT_TRUE(reply.json.contains("error")) << reply.json.dump();
+  EXPECT_EQ(reply.status, 400) << reply.json().dump();
+  EXPECT_TRUE(reply.json().contains("error")) << reply.json().dump();
 
   // Still serving, batches included.
   request = batch_request("BYTES", {2});
@@ -213,10 +213,10 @@ TEST_F(KserveBatchTest, TimeoutParameterBecomesTheDeadline) {
   json body = {{"inputs", {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {1}}, {"data", {base64(image(0))}}}}},
                {"parameters", {{"timeout", 1}}}};
   TritonReply reply = triton_post(daemon_->http_port(), kInfer, body.dump(), "", "");
-  EXPECT_EQ(reply.status, 504) << reply.json.dump();
+  EXPECT_EQ(reply.status, 504) << reply.json().dump();
   body["parameters"]["timeout"] = -3;
   reply = triton_post(daemon_->http_port(), kInfer, body.dump(), "", "");
-  EXPECT_EQ(reply.status, 400) << reply.json.dump();
+  EXPECT_EQ(reply.status, 400) << reply.json().dump();
 }
 
 }  // namespace

@@ -41,8 +41,8 @@ class KserveBinaryTest : public DaemonTest {
   }
 
   TritonReply post(const std::string& header, const std::string& binary,
-                   std::optional<std::string> header_length = std::nullopt) {
-    return triton_post(daemon_->http_port(), kInfer, header, binary, std::move(header_length));
+                   const std::optional<std::string>& header_length = std::nullopt) {
+    return triton_post(daemon_->http_port(), kInfer, header, binary, header_length);
   }
 
   // The gRPC answer for the same image: the reference the HTTP answers must equal.
@@ -59,9 +59,9 @@ class KserveBinaryTest : public DaemonTest {
   }
 
   static void expect_error(const TritonReply& reply, const std::string& says) {
-    EXPECT_EQ(reply.status, 400) << reply.json.dump();
-    ASSERT_TRUE(reply.json.is_object() && reply.json.contains("error")) << reply.json.dump();
-    const std::string message = reply.json["error"];
+    EXPECT_EQ(reply.status, 400) << reply.json().dump();
+    ASSERT_TRUE(reply.json().is_object() && reply.json().contains("error")) << reply.json().dump();
+    const std::string message = reply.json()["error"];
     EXPECT_NE(message.find(says), std::string::npos) << message;
   }
 
@@ -75,11 +75,12 @@ TEST_F(KserveBinaryTest, TritonDefaultFp32InferIsBinaryBothWays) {
     const std::string tensor = le_floats(preprocessed_input(png));
     ASSERT_EQ(tensor.size(), 3136u);
     const TritonReply reply = post(default_header(binary_input("input", "FP32", {1, 1, 28, 28}, 3136)), tensor);
-    ASSERT_EQ(reply.status, 200) << reply.json.dump();
+    ASSERT_EQ(reply.status, 200) << reply.json().dump();
     EXPECT_EQ(reply.header("content-type"), "application/octet-stream");
-    EXPECT_EQ(reply.header("inference-header-content-length"), std::to_string(reply.json.dump().size()));
-    ASSERT_EQ(reply.json["outputs"].size(), 1u) << reply.json.dump();
-    const json& out = reply.json["outputs"][0];
+    EXPECT_EQ(reply.header("inference-header-content-length"), std::to_string(reply.json().dump().size()));
+    ASSERT_EQ(reply.json()["outputs"].size(), 1u) << reply.json().dump();
+    const json answer = reply.json();
+    const json& out = answer["outputs"][0];
     EXPECT_EQ(out["name"], "probabilities");
     EXPECT_EQ(out["datatype"], "FP32");
     EXPECT_EQ(out["shape"], json({1, 10}));
@@ -99,10 +100,11 @@ TEST_F(KserveBinaryTest, BytesImagesWithBinaryClassification) {
         {"inputs", {binary_input("image", "BYTES", {1}, binary.size())}},
         {"outputs", {{{"name", "probabilities"}, {"parameters", {{"classification", 3}, {"binary_data", true}}}}}}};
     const TritonReply reply = post(header.dump(), binary);
-    ASSERT_EQ(reply.status, 200) << reply.json.dump();
+    ASSERT_EQ(reply.status, 200) << reply.json().dump();
     EXPECT_EQ(reply.header("content-type"), "application/octet-stream");
-    EXPECT_EQ(reply.json["id"], "triton-" + std::to_string(i));
-    const json& out = reply.json["outputs"][0];
+    EXPECT_EQ(reply.json()["id"], "triton-" + std::to_string(i));
+    const json answer = reply.json();
+    const json& out = answer["outputs"][0];
     EXPECT_EQ(out["datatype"], "BYTES");
     EXPECT_EQ(out["shape"], json({1, 3}));
     EXPECT_EQ(out["parameters"]["binary_data_size"], reply.binary.size());
@@ -123,17 +125,17 @@ TEST_F(KserveBinaryTest, MixedJsonAndBinaryTensors) {
                  {"outputs", {{{"name", "probabilities"}, {"parameters", {{"binary_data", false}}}}}},
                  {"parameters", {{"binary_data_output", true}}}};
   TritonReply reply = post(header.dump(), le_floats(tensor));
-  ASSERT_EQ(reply.status, 200) << reply.json.dump();
+  ASSERT_EQ(reply.status, 200) << reply.json().dump();
   EXPECT_EQ(reply.header("content-type"), "application/json");
   EXPECT_EQ(reply.headers.count("inference-header-content-length"), 0u);
   EXPECT_TRUE(reply.binary.empty());
-  EXPECT_EQ(reply.json["outputs"][0]["data"].get<std::vector<float>>(), want);
+  EXPECT_EQ(reply.json()["outputs"][0]["data"].get<std::vector<float>>(), want);
 
   // JSON in (with the header giving the whole body as JSON), binary out.
   header = {{"inputs", {{{"name", "input"}, {"shape", {1, 1, 28, 28}}, {"datatype", "FP32"}, {"data", tensor}}}},
             {"outputs", {{{"name", "probabilities"}, {"parameters", {{"binary_data", true}}}}}}};
   reply = post(header.dump(), "");
-  ASSERT_EQ(reply.status, 200) << reply.json.dump();
+  ASSERT_EQ(reply.status, 200) << reply.json().dump();
   EXPECT_EQ(reply.header("content-type"), "application/octet-stream");
   EXPECT_EQ(floats_of(reply.binary), want);
 
@@ -141,8 +143,8 @@ TEST_F(KserveBinaryTest, MixedJsonAndBinaryTensors) {
   header = {{"inputs", {binary_input("image", "BYTES", {1, 1}, png.size() + 4)}},
             {"parameters", {{"binary_data_output", false}, {"my_app_tag", "x"}, {"priority", 0}}}};
   reply = post(header.dump(), length_prefixed({png}));
-  ASSERT_EQ(reply.status, 200) << reply.json.dump();
-  EXPECT_EQ(reply.json["outputs"][0]["data"].get<std::vector<float>>(), want);
+  ASSERT_EQ(reply.status, 200) << reply.json().dump();
+  EXPECT_EQ(reply.json()["outputs"][0]["data"].get<std::vector<float>>(), want);
 }
 
 TEST_F(KserveBinaryTest, BadBinaryFormsAre400) {
@@ -185,7 +187,7 @@ TEST_F(KserveBinaryTest, BadBinaryFormsAre400) {
 
   // Still serving.
   const TritonReply reply = post(fp32, tensor);
-  EXPECT_EQ(reply.status, 200) << reply.json.dump();
+  EXPECT_EQ(reply.status, 200) << reply.json().dump();
   EXPECT_EQ(reply.binary.size(), 40u);
 }
 

@@ -41,7 +41,7 @@ TEST_F(KserveStreamTest, EachRequestGetsItsAnswerAndABadOneDoesNotEndTheStream) 
     requests.push_back(std::move(request));
   }
   requests[2].mutable_inputs(0)->set_datatype("INT32");  // bad, in the middle
-  requests[4].mutable_inputs(0)->set_shape(0, 2);       // a batch of two: this image and the next
+  requests[4].mutable_inputs(0)->set_shape(0, 2);        // a batch of two: this image and the next
   requests[4].mutable_inputs(0)->mutable_contents()->add_bytes_contents(image(5));
 
   grpc::ClientContext context;

@@ -67,8 +67,11 @@ inline std::vector<std::string> strings_of(const std::string& raw) {
 struct TritonReply {
   int status = 0;
   std::map<std::string, std::string> headers;  // names lower-cased
-  nlohmann::json json;                         // the JSON header (discarded when not JSON)
+  std::string json_text;                       // the JSON header
   std::string binary;                          // what follows it
+
+  // The JSON header parsed (discarded when it is not JSON).
+  nlohmann::json json() const { return nlohmann::json::parse(json_text, nullptr, false); }
 
   std::string header(const std::string& lower_name) const {
     const auto it = headers.find(lower_name);
@@ -80,7 +83,8 @@ struct TritonReply {
 // (`header_length` overrides Inference-Header-Content-Length's value; "" leaves it out), on a
 // fresh connection that asks to be closed after the answer.
 inline TritonReply triton_post(int port, const std::string& target, const std::string& header,
-                               const std::string& binary, std::optional<std::string> header_length = std::nullopt) {
+                               const std::string& binary,
+                               const std::optional<std::string>& header_length = std::nullopt) {
   const std::string length = header_length.value_or(std::to_string(header.size()));
   std::string request = "POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
                         "\r\nUser-Agent: python/gevent-http-client-2.0.11\r\n";
@@ -110,7 +114,7 @@ inline TritonReply triton_post(int port, const std::string& target, const std::s
   if (const auto it = reply.headers.find("inference-header-content-length"); it != reply.headers.end()) {
     json_length = std::min<size_t>(std::stoul(it->second), body.size());
   }
-  reply.json = nlohmann::json::parse(body.substr(0, json_length), nullptr, false);
+  reply.json_text = body.substr(0, json_length);
   reply.binary = body.substr(json_length);
   return reply;
 }

@@ -93,8 +93,7 @@ TEST(KserveBinaryDecode, EveryBadFormIsAClearError) {
   const ModelSignature m = batch_model();
   expect_error(decode_infer_request_body(header + data, m, {}, nullptr, "12x"), "'12x' is not a number");
   expect_error(decode_infer_request_body(header + data, m, {}, nullptr, ""), "'' is not a number");
-  expect_error(decode_infer_request_body(header + data, m, {}, nullptr, "99999999999999999999999"),
-               "is not a number");
+  expect_error(decode_infer_request_body(header + data, m, {}, nullptr, "99999999999999999999999"), "is not a number");
   expect_error(decode_infer_request_body(header + data, m, {}, nullptr, std::to_string(header.size() + 65)),
                "is past the body's");
   expect_error(decode_infer_request_body(header + data.substr(1), m, {}, nullptr, std::to_string(header.size())),

@@ -200,7 +200,8 @@ TEST(KserveGrpcDecode, Fp32InRawIsLittleEndian) {
 TEST(KserveGrpcDecode, Fp32ShapeAndElementMismatch) {
   expect_error(decode(grpc_request("FP32", {1, 3, 4, 4})),
                "inputs[0].shape: [1,3,4,4] does not match model 'fmnist' input [1,1,4,4]");
-  expect_error(decode(grpc_request("FP32", {2, 1, 4, 4})), "[2,1,4,4] is a batch of 2 images; model 'fmnist' takes at most 1");
+  expect_error(decode(grpc_request("FP32", {2, 1, 4, 4})),
+               "[2,1,4,4] is a batch of 2 images; model 'fmnist' takes at most 1");
   expect_error(decode(grpc_request("FP32", {16})), "does not match");
 
   ModelInferRequest few = grpc_request("FP32", {1, 1, 4, 4});
