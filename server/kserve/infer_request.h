@@ -8,7 +8,7 @@
 //     contents.bytes_contents or raw_input_contents (4-byte little-endian length + bytes). JSON:
 //     each element is a base64 string (standard or URL-safe alphabet, padding optional), whether
 //     or not the input has the parameter "content_type": "base64" (any other content_type is
-//     refused); HTTP binary data (decode_binary.h): length-prefixed raw bytes. gRPC takes base64
+//     refused); HTTP binary data (decode_json.h): length-prefixed raw bytes. gRPC takes base64
 //     text too when the input has that parameter. Tensors ignore content_type.
 //   FP32, shape [N,C,H,W] or [C,H,W] (N = 1), C,H,W equal to the model's input: the model's input
 //     as is (NCHW, already preprocessed); finite values only.
