@@ -9,10 +9,11 @@
 #include "server/batching/inference_queue.h"
 #include "server/grpc/status_mapping.h"
 #include "server/kserve/decode_grpc.h"
+#include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
+#include "server/kserve/kserve_stream_infer.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
-#include "server/kserve/shared_memory_params.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
@@ -25,13 +26,6 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
   reactor->Finish(status);
   return reactor;
 }
-
-// The decoded request and its model, kept alive by the job's callback (the job points into it).
-struct PendingInfer {
-  InferRequest request;
-  KserveModel model;
-  ShmRequest shm;  // the outputs that go into shared-memory regions
-};
 
 }  // namespace
 
@@ -97,28 +91,25 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   auto decoded =
       decode_infer_request(*request, model->signature, admission_.queue().options().decode_limits, &pending->shm);
   if (!decoded) return finish(context, to_grpc_status(admission_.refuse(admission, decoded.status()).status()));
-
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
-  admission.top_k = static_cast<uint64_t>(pending->request.top_k());
-  admission.input = job_input(pending->request.input);
-  // Runs on the version it was decoded against, which the response names.
-  admission.resolved = pending->model.served;
   // Over gRPC the answer's total time has always started here, after decoding (REST: at receipt).
   admission.received = SteadyClock::now();
-  Admitted admitted = admission_.admit(std::move(admission));
-  if (!admitted) return finish(context, to_grpc_status(admitted.status()));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  admitted->done = [reactor, response, pending](Result<ClassifyResult> result) {
-    Status status = result.status();
-    if (result) {
-      *response = make_infer_response(pending->request, pending->model.signature, result->probabilities);
-      status = write_shm_outputs(pending->shm, *response);  // shm hook: outputs into their regions
-    }
+  auto done = [reactor, response, pending](const std::string& /*request_id*/, Result<ImageScores> scores) {
+    Status status = scores.status();
+    if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first
+    if (status.is_ok()) *response = make_infer_response(pending->request, pending->model.signature, *scores);
     reactor->Finish(to_grpc_status(status));
   };
-  admission_.submit(std::move(admitted));
+  const InferSubmitted submitted = submit_infer(admission_, std::move(admission), pending, std::move(done));
+  if (!submitted.status.is_ok()) reactor->Finish(to_grpc_status(submitted.status));
   return reactor;
+}
+
+grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+KserveGrpcService::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  return new StreamInferReactor(models_, admission_, shm_, context);
 }
 
 }  // namespace tessera::kserve

@@ -17,8 +17,9 @@ namespace tessera::kserve {
 
 class SharedMemoryRegistry;
 
-// ModelInfer decodes the request, hands it to admission and the queue and returns its reactor at
-// once; the worker's callback encodes the response and finishes the RPC. Health, metadata and
+// ModelInfer decodes the request, hands its images to admission and the queue (infer_batch.h) and
+// returns its reactor at once; the last image's callback encodes the response and finishes the
+// RPC. ModelStreamInfer does the same per message of a stream. Health, metadata and
 // the repository extension answer inline (a load only starts: it runs on the repository's loader
 // thread). ServerReady and ModelReady say false once the daemon drains.
 class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
@@ -45,6 +46,9 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
                                        const inference::ModelInferRequest* request,
                                        inference::ModelInferResponse* response) override;
+  // Triton's streaming extension (kserve_stream_infer.h).
+  grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>* ModelStreamInfer(
+      grpc::CallbackServerContext* context) override;
 
   // The repository extension (kserve_grpc_repository.cc), over the same ModelRepository as REST's
   // /v2/repository/* and tessera.v1's GetModelIndex/LoadModel/UnloadModel.

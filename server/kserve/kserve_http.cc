@@ -15,6 +15,7 @@
 #include "server/http/url.h"
 #include "server/kserve/decode_json.h"
 #include "server/kserve/error_json.h"
+#include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/model_config.h"
@@ -115,12 +116,16 @@ HttpResponse config_response(const ServedModel& model) {
   return config ? make_json_response(200, *config) : error_response(config.status());
 }
 
-// The decoded request and its model, kept alive by the job's callback (the job points into it).
-struct PendingInfer {
-  InferRequest request;
-  KserveModel model;
-  ShmRequest shm;  // the outputs that go into shared-memory regions
-};
+constexpr const char* kHeaderLength = "Inference-Header-Content-Length";
+
+// The answer to an inference: JSON, or with binary outputs the JSON header and their bytes.
+HttpResponse infer_answer(const PendingInfer& pending, const ImageScores& scores) {
+  HttpInferBody body = infer_response_http(pending.request, pending.model.signature, scores);
+  if (!body.binary) return make_text_response(200, std::move(body.body), "application/json");
+  HttpResponse res = make_text_response(200, std::move(body.body), "application/octet-stream");
+  res.set(kHeaderLength, std::to_string(body.json_length));
+  return res;
+}
 
 }  // namespace
 
@@ -138,7 +143,7 @@ uint64_t KserveHttp::body_limit(const ModelRepository& models, const HttpRequest
   }
   auto model = find_model(models, parsed->model, parsed->version);
   if (!model) return std::min(limit, kNoBodyRouteLimit);
-  return std::min(limit, json_body_limits(model->signature, json_body_multiple).max_bytes);
+  return std::min(limit, infer_body_limit(model->signature, json_body_multiple));
 }
 
 void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
@@ -205,48 +210,41 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   admission.version = version;
   admission.id_rule = RequestIdRule::kReplace;  // the id is in the body: until it is decoded, a fresh one
   admission.bytes = request.body().size();
-  auto refuse = [&](const Admitted& refused) {
-    HttpResponse res = error_response(refused.status());
-    res.set("X-Request-Id", refused.request_id());
+  auto refuse = [&](const std::string& request_id, const Status& status) {
+    HttpResponse res = error_response(status);
+    res.set("X-Request-Id", request_id);
     respond(std::move(res));
   };
+  auto refuse_here = [&](const Status& status) {
+    const Admitted refused = admission_.refuse(admission, status);
+    refuse(refused.request_id(), refused.status());
+  };
 
-  if (!request["Inference-Header-Content-Length"].empty()) {
-    return refuse(admission_.refuse(
-        admission, Status::invalid_argument(
-                       "the binary tensor data extension is not supported; send the tensor data in the JSON body")));
-  }
   auto model = find_model(models_, model_name, version);
-  if (!model) return refuse(admission_.refuse(admission, model.status()));
+  if (!model) return refuse_here(model.status());
   const JsonBodyLimits json_limits = json_body_limits(model->signature, json_body_multiple_);
+  const auto header_length = request.find(kHeaderLength);
   auto pending = std::make_shared<PendingInfer>();
   pending->shm.registry = shm_;
-  auto decoded = decode_infer_request_body(request.body(), model->signature, admission_.queue().options().decode_limits,
-                                           &json_limits, &pending->shm);
-  if (!decoded) return refuse(admission_.refuse(admission, decoded.status()));
+  auto decoded = decode_infer_request_body(
+      request.body(), model->signature, admission_.queue().options().decode_limits, &json_limits,
+      header_length == request.end() ? std::nullopt : std::optional<std::string_view>(header_length->value()),
+      &pending->shm);
+  if (!decoded) return refuse_here(decoded.status());
 
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
   admission.request_id = pending->request.id;
-  admission.top_k = static_cast<uint64_t>(pending->request.top_k());
-  admission.input = job_input(pending->request.input);
-  // Runs on the version it was decoded against, which the response names.
-  admission.resolved = pending->model.served;
-  Admitted admitted = admission_.admit(std::move(admission));
-  if (!admitted) return refuse(admitted);
-  // This view dies with the request's handling; the callback holds only what lives longer.
-  admitted->done = [respond, pending, request_id = admitted.request_id()](Result<ClassifyResult> result) {
-    Status status = result.status();
-    nlohmann::json body;
-    if (result) {
-      body = infer_response_json(pending->request, pending->model.signature, result->probabilities);
-      status = write_shm_outputs(pending->shm, body, result->probabilities);  // shm hook: outputs into regions
-    }
-    HttpResponse res = status.is_ok() ? make_json_response(200, body) : error_response(status);
+  // The callback runs after this view is gone: it holds only what lives longer.
+  auto done = [respond, pending](const std::string& request_id, Result<ImageScores> scores) {
+    Status status = scores.status();
+    if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first
+    HttpResponse res = status.is_ok() ? infer_answer(*pending, *scores) : error_response(status);
     res.set("X-Request-Id", request_id);
     respond(std::move(res));
   };
-  admission_.submit(std::move(admitted));
+  const InferSubmitted submitted = submit_infer(admission_, std::move(admission), pending, std::move(done));
+  if (!submitted.status.is_ok()) refuse(submitted.request_id, submitted.status);
 }
 
 }  // namespace tessera::kserve

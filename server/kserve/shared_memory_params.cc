@@ -131,45 +131,15 @@ Result<std::optional<std::string>> shm_input_bytes(const ShmRequest* shm, const 
   return std::optional<std::string>(std::move(bytes).value());
 }
 
-Status set_input_from_raw(InferInput& input, const InputLayout& layout, std::string_view raw,
-                          const DecodeLimits& limits, std::string_view field) {
-  const std::string f(field);
-  switch (layout.kind) {
-    case InputKind::kEncodedImage: {
-      TESSERA_ASSIGN_OR_RETURN(auto elements, split_raw_bytes(raw, f));
-      if (elements.size() != 1) {
-        return Status::invalid_argument(f + ": " + std::to_string(elements.size()) +
-                                        " BYTES elements; send exactly one image");
-      }
-      input.encoded_image.assign(elements[0].begin(), elements[0].end());
-      input.kind = InputKind::kEncodedImage;
-      return check_encoded_image(input.encoded_image, f, limits);
-    }
-    case InputKind::kFloatTensor:
-      if (raw.size() != layout.elements * 4) {
-        return Status::invalid_argument(f + ": " + std::to_string(raw.size()) + " bytes; the FP32 shape needs " +
-                                        std::to_string(layout.elements * 4));
-      }
-      return set_float_tensor(input, layout, floats_from_raw(raw), f);
-    case InputKind::kPixels:
-      if (raw.size() != layout.elements) {
-        return Status::invalid_argument(f + ": " + std::to_string(raw.size()) + " bytes; the UINT8 shape needs " +
-                                        std::to_string(layout.elements));
-      }
-      return set_pixels(input, layout, {raw.begin(), raw.end()}, f);
-  }
-  return Status::internal("unreachable input kind");
-}
-
-Status add_shm_output(ShmRequest* shm, const std::optional<ShmRef>& ref, const RequestedOutput& output,
-                      const ModelSignature& model, std::string_view field) {
+Status add_shm_output(ShmRequest* shm, const std::optional<ShmRef>& ref, RequestedOutput& output,
+                      const ModelSignature& model, size_t images, std::string_view field) {
   if (!ref) return Status::ok();
   if (output.classification > 0) {
     return Status::invalid_argument(std::string(field) +
                                     ": output can't set both 'shared_memory_region' and 'classification'");
   }
   TESSERA_ASSIGN_OR_RETURN(auto region, find_window(shm, *ref, field));
-  const uint64_t needed = static_cast<uint64_t>(std::max(model.num_classes, 0)) * 4;
+  const uint64_t needed = static_cast<uint64_t>(images) * static_cast<uint64_t>(std::max(model.num_classes, 0)) * 4;
   if (ref->byte_size < needed) {
     return Status::invalid_argument(std::string(field) +
                                     ": shared memory size specified with the request for output '" + output.name +
@@ -177,31 +147,17 @@ Status add_shm_output(ShmRequest* shm, const std::optional<ShmRef>& ref, const R
                                     std::to_string(needed) + " bytes to hold the results");
   }
   shm->outputs.push_back({output.name, *ref, std::move(region)});
+  output.shared_memory = true;
   return Status::ok();
 }
 
-Status write_shm_outputs(const ShmRequest& shm, inference::ModelInferResponse& response) {
-  for (const ShmOutput& target : shm.outputs) {
-    for (int i = 0; i < response.outputs_size() && i < response.raw_output_contents_size(); ++i) {
-      if (response.outputs(i).name() != target.name) continue;
-      TESSERA_RETURN_IF_ERROR(target.region->write(target.ref.offset, response.raw_output_contents(i)));
-      response.mutable_raw_output_contents(i)->clear();
-    }
-  }
-  return Status::ok();
-}
-
-Status write_shm_outputs(const ShmRequest& shm, json& response, std::span<const float> probabilities) {
+Status write_shm_outputs(const ShmRequest& shm, const ImageScores& scores) {
   if (shm.outputs.empty()) return Status::ok();
-  const std::string bytes = raw_from_floats(probabilities);
-  auto outputs = response.find("outputs");
-  if (outputs == response.end() || !outputs->is_array()) return Status::internal("response without outputs");
+  std::vector<float> rows;
+  for (const std::vector<float>& image : scores) rows.insert(rows.end(), image.begin(), image.end());
+  const std::string bytes = raw_from_floats(rows);
   for (const ShmOutput& target : shm.outputs) {
-    for (json& out : *outputs) {
-      if (out.value("name", "") != target.name) continue;
-      TESSERA_RETURN_IF_ERROR(target.region->write(target.ref.offset, bytes));
-      out.erase("data");
-    }
+    TESSERA_RETURN_IF_ERROR(target.region->write(target.ref.offset, bytes));
   }
   return Status::ok();
 }

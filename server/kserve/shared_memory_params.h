@@ -5,14 +5,15 @@
 // JSON "parameters" objects.
 //
 // An input's bytes are read once while decoding, in the raw layout (raw_contents.h): FP32
-// little-endian, UINT8 one byte each, BYTES length-prefixed; byte_size must be the tensor's size.
-// An output in a region is the FP32 tensor [1, N] (not with "classification", as Triton refuses
-// it); byte_size must hold its N * 4 bytes. The answer keeps the output's name, datatype and shape
+// little-endian, UINT8 one byte each, BYTES length-prefixed; byte_size must be the tensor's size
+// (a batch of images too). An output in a region is the FP32 tensor [B, N] of a request of B images
+// (not with "classification", as Triton refuses it); byte_size must hold its B * N * 4 bytes. The answer keeps the output's name, datatype and shape
 // and carries no data (gRPC: an empty raw_output_contents entry; JSON: no "data"), as Triton answers.
 //
 // Hooks (the only lines outside these files): decode_grpc.cc and decode_json.cc call
 // shm_input_bytes() before reading an input's data and add_shm_output() for each requested output;
-// kserve_grpc_service.cc and kserve_http.cc call write_shm_outputs() on the built response.
+// the infer callbacks (kserve_grpc_service.cc, kserve_stream_infer.cc, kserve_http.cc) call
+// write_shm_outputs() before building the response.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -28,6 +29,7 @@
 #include "accel/common/status.h"
 #include "kserve/grpc_predict_v2.pb.h"
 #include "server/kserve/infer_request.h"
+#include "server/kserve/infer_response.h"
 #include "server/kserve/shared_memory.h"
 
 namespace tessera::kserve {
@@ -67,18 +69,14 @@ Result<std::optional<ShmRef>> shm_ref(const nlohmann::json* params, std::string_
 Result<std::optional<std::string>> shm_input_bytes(const ShmRequest* shm, const std::optional<ShmRef>& ref,
                                                    bool has_data, std::string_view field);
 
-// Fills `input` from bytes in the raw layout, checking their size against `layout`.
-Status set_input_from_raw(InferInput& input, const InputLayout& layout, std::string_view raw,
-                          const DecodeLimits& limits, std::string_view field);
+// Records `output` for its region when `ref` names one, and marks it written there: the region is
+// registered, the window fits in it and holds the output's bytes for `images` images, and the
+// output asks no classification.
+Status add_shm_output(ShmRequest* shm, const std::optional<ShmRef>& ref, RequestedOutput& output,
+                      const ModelSignature& model, size_t images, std::string_view field);
 
-// Records `output` for its region when `ref` names one: the region is registered, the window fits
-// in it, holds the output's bytes, and the output asks no classification.
-Status add_shm_output(ShmRequest* shm, const std::optional<ShmRef>& ref, const RequestedOutput& output,
-                      const ModelSignature& model, std::string_view field);
-
-// Writes each output of `shm` into its region and drops its data from the response.
-// `probabilities` is the model's output (the FP32 tensor's data).
-Status write_shm_outputs(const ShmRequest& shm, inference::ModelInferResponse& response);
-Status write_shm_outputs(const ShmRequest& shm, nlohmann::json& response, std::span<const float> probabilities);
+// Writes the FP32 rows of `scores` (every image's probabilities, in request order) into each output
+// region of `shm`, before the response (which leaves those outputs' data out) is built.
+Status write_shm_outputs(const ShmRequest& shm, const ImageScores& scores);
 
 }  // namespace tessera::kserve

@@ -45,7 +45,7 @@ TEST(KserveResponse, ClassificationStringsFollowTriton) {
 TEST(KserveResponse, GrpcProbabilitiesInRawLittleEndian) {
   InferRequest request;
   request.id = "abc";
-  const auto response = make_infer_response(request, test_model(), kProbabilities);
+  const auto response = make_infer_response(request, test_model(), {kProbabilities});
   EXPECT_EQ(response.model_name(), "fmnist");
   EXPECT_EQ(response.model_version(), "1");
   EXPECT_EQ(response.id(), "abc");
@@ -71,7 +71,7 @@ TEST(KserveResponse, GrpcClassificationOutput) {
   add_classification(req, 2);
   auto request = decode(req);
   ASSERT_TRUE(request.is_ok());
-  const auto response = make_infer_response(*request, test_model(), kProbabilities);
+  const auto response = make_infer_response(*request, test_model(), {kProbabilities});
   EXPECT_EQ(response.id(), "req-1");
   ASSERT_EQ(response.outputs_size(), 1);
   EXPECT_EQ(response.outputs(0).name(), "probabilities");
@@ -86,7 +86,7 @@ TEST(KserveResponse, GrpcClassificationOutput) {
 TEST(KserveResponse, JsonRoundTrip) {
   auto request = decode(json_png_request());
   ASSERT_TRUE(request.is_ok());
-  const json body = infer_response_json(*request, test_model(), kProbabilities);
+  const json body = infer_response_json(*request, test_model(), {kProbabilities});
   EXPECT_EQ(body["model_name"], "fmnist");
   EXPECT_EQ(body["model_version"], "1");
   EXPECT_EQ(body["id"], "j-1");
@@ -104,7 +104,7 @@ TEST(KserveResponse, JsonRoundTrip) {
   with_k["outputs"] = {{{"name", "probabilities"}, {"parameters", {{"classification", 1}}}}};
   auto k_request = decode(with_k);
   ASSERT_TRUE(k_request.is_ok());
-  const json k_body = infer_response_json(*k_request, test_model(), kProbabilities);
+  const json k_body = infer_response_json(*k_request, test_model(), {kProbabilities});
   EXPECT_FALSE(k_body.contains("id"));
   EXPECT_EQ(k_body["outputs"][0]["datatype"], "BYTES");
   EXPECT_EQ(k_body["outputs"][0]["shape"], json({1, 1}));

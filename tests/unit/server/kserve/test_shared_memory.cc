@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "server/kserve/infer_response.h"
 #include "server/kserve/shared_memory.h"
 #include "server/kserve/shared_memory_params.h"
 
@@ -191,35 +192,46 @@ TEST_F(SharedMemoryTest, OutputsAreCheckedThenWrittenWithoutTheirData) {
   ModelSignature model;
   model.num_classes = 2;
   ShmRequest shm{&registry, {}};
-  const RequestedOutput out{model.output_name, 0};
-  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 0, 7}, out, model, "o").is_ok());            // needs 8 bytes
-  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 60, 8}, out, model, "o").is_ok());           // past the region
-  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 64, 8}, out, model, "o").is_ok());           // offset past it
-  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"x", 0, 8}, out, model, "o").is_ok());            // not registered
-  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 0, 8}, {out.name, 1}, model, "o").is_ok());  // classification
-  EXPECT_FALSE(add_shm_output(nullptr, ShmRef{"r", 0, 8}, out, model, "o").is_ok());
-  ASSERT_TRUE(add_shm_output(&shm, ShmRef{"r", 16, 8}, out, model, "o").is_ok());
+  RequestedOutput out{model.output_name, 0, std::nullopt, false};
+  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 0, 7}, out, model, 1, "o").is_ok());   // needs 8 bytes
+  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 0, 15}, out, model, 2, "o").is_ok());  // two images: 16
+  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 60, 8}, out, model, 1, "o").is_ok());  // past the region
+  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 64, 8}, out, model, 1, "o").is_ok());  // offset past it
+  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"x", 0, 8}, out, model, 1, "o").is_ok());   // not registered
+  RequestedOutput classification{out.name, 1, std::nullopt, false};
+  EXPECT_FALSE(add_shm_output(&shm, ShmRef{"r", 0, 8}, classification, model, 1, "o").is_ok());
+  EXPECT_FALSE(add_shm_output(nullptr, ShmRef{"r", 0, 8}, out, model, 1, "o").is_ok());
+  EXPECT_FALSE(out.shared_memory);
+  ASSERT_TRUE(add_shm_output(&shm, ShmRef{"r", 16, 16}, out, model, 2, "o").is_ok());
   ASSERT_EQ(shm.outputs.size(), 1u);
+  EXPECT_TRUE(out.shared_memory);
 
-  const float probabilities[] = {0.25f, 0.75f};
-  json body = {{"outputs", {{{"name", model.output_name}, {"datatype", "FP32"}, {"data", {0.25, 0.75}}}}}};
-  ASSERT_TRUE(write_shm_outputs(shm, body, probabilities).is_ok());
-  EXPECT_FALSE(body["outputs"][0].contains("data"));
-  EXPECT_EQ(body["outputs"][0]["datatype"], "FP32");
-  char raw[8];
-  ASSERT_EQ(::pread(object_.fd(), raw, 8, 16), 8);
-  float back[2];
-  std::memcpy(back, raw, 8);  // the test's machine is little-endian, as the protocol's bytes are
+  // Two images' rows go into the region, in request order.
+  const ImageScores scores = {{0.25f, 0.75f}, {0.5f, 0.125f}};
+  ASSERT_TRUE(write_shm_outputs(shm, scores).is_ok());
+  char raw[16];
+  ASSERT_EQ(::pread(object_.fd(), raw, 16, 16), 16);
+  float back[4];
+  std::memcpy(back, raw, 16);  // the test's machine is little-endian, as the protocol's bytes are
   EXPECT_EQ(back[0], 0.25f);
   EXPECT_EQ(back[1], 0.75f);
+  EXPECT_EQ(back[2], 0.5f);
+  EXPECT_EQ(back[3], 0.125f);
 
-  inference::ModelInferResponse response;
-  response.add_outputs()->set_name(model.output_name);
-  response.add_raw_output_contents()->assign("\x01\x02\x03\x04\x05\x06\x07\x08", 8);
-  ASSERT_TRUE(write_shm_outputs(shm, response).is_ok());
+  // The response names the output without its data, on both transports.
+  InferRequest request;
+  request.outputs = {out};
+  request.outputs[0].binary = true;  // the region wins over binary data
+  const json body = infer_response_json(request, model, scores);
+  EXPECT_FALSE(body["outputs"][0].contains("data"));
+  EXPECT_EQ(body["outputs"][0]["datatype"], "FP32");
+  EXPECT_EQ(body["outputs"][0]["shape"], json::array({2, 2}));
+  const HttpInferBody http = infer_response_http(request, model, scores);
+  EXPECT_FALSE(http.binary);
+  EXPECT_EQ(http.json_length, http.body.size());
+  const inference::ModelInferResponse response = make_infer_response(request, model, scores);
+  ASSERT_EQ(response.raw_output_contents_size(), 1);
   EXPECT_TRUE(response.raw_output_contents(0).empty());
-  ASSERT_EQ(::pread(object_.fd(), raw, 8, 16), 8);
-  EXPECT_EQ(std::string(raw, 8), std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8));
 }
 
 TEST_F(SharedMemoryTest, InputBytesFromTheRegionInTheRawLayout) {
@@ -241,18 +253,19 @@ TEST_F(SharedMemoryTest, InputBytesFromTheRegionInTheRawLayout) {
   pixels.width = 2;
   pixels.channels = 1;
   pixels.elements = 4;
-  InferInput input;
-  EXPECT_FALSE(set_input_from_raw(input, pixels, "abc", {}, "f").is_ok());
-  ASSERT_TRUE(set_input_from_raw(input, pixels, "abcd", {}, "f").is_ok());
-  EXPECT_EQ(input.pixels.pixels, std::vector<uint8_t>({'a', 'b', 'c', 'd'}));
+  std::vector<InferInput> images;
+  EXPECT_FALSE(set_from_raw(images, pixels, "abc", false, "f", {}).is_ok());
+  ASSERT_TRUE(set_from_raw(images, pixels, "abcd", false, "f", {}).is_ok());
+  ASSERT_EQ(images.size(), 1u);
+  EXPECT_EQ(images[0].pixels.pixels, std::vector<uint8_t>({'a', 'b', 'c', 'd'}));
 
   InputLayout image;
   image.kind = InputKind::kEncodedImage;
   image.elements = 1;
   // A BYTES element that is no image, and a length prefix past the bytes.
-  const Status not_image = set_input_from_raw(input, image, std::string("\x03\0\0\0abc", 7), {}, "f");
+  const Status not_image = set_from_raw(images, image, std::string("\x03\0\0\0abc", 7), false, "f", {});
   EXPECT_NE(not_image.message().find("not a JPEG or PNG"), std::string::npos) << not_image.message();
-  const Status cut = set_input_from_raw(input, image, std::string("\x09\0\0\0abc", 7), {}, "f");
+  const Status cut = set_from_raw(images, image, std::string("\x09\0\0\0abc", 7), false, "f", {});
   EXPECT_NE(cut.message().find("declares 9 bytes"), std::string::npos) << cut.message();
 }
 
