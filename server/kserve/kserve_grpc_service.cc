@@ -58,7 +58,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelReady(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* KserveGrpcService::ServerMetadata(grpc::CallbackServerContext* context,
                                                             const inference::ServerMetadataRequest* /*request*/,
                                                             inference::ServerMetadataResponse* response) {
-  *response = make_server_metadata(server_version());
+  *response = make_server_metadata(server_version(), shm_ != nullptr && shm_->allowed());
   return finish(context, grpc::Status::OK);
 }
 

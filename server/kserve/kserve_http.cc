@@ -161,7 +161,7 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   };
 
   if (path == "/v2") {
-    return reply(get ? make_json_response(200, server_metadata_json(server_version()))
+    return reply(get ? make_json_response(200, server_metadata_json(server_version(), shm_ != nullptr && shm_->allowed()))
                      : method_not_allowed("GET, HEAD", error_body));
   }
   if (path == "/v2/health/live") {

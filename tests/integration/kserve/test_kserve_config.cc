@@ -145,7 +145,9 @@ TEST_F(KserveConfigTest, UnknownModelIsNotFound) {
 // GET /v2 and ServerMetadata list exactly the extensions that work, by Triton's names, and each
 // listed one answers at its endpoint.
 TEST_F(KserveConfigTest, ServerMetadataListsTheWorkingExtensions) {
-  const std::vector<std::string> expected = {"classification", "model_repository", "model_configuration", "statistics"};
+  // Without --allow-client-shm: no system shared memory (KserveSharedMemoryTest checks it with).
+  const std::vector<std::string> expected = {"classification", "model_repository", "model_configuration", "statistics",
+                                             "binary_tensor_data"};
   const HttpReply reply = http_->get("/v2");
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(json::parse(reply.body)["extensions"], json(expected)) << reply.body;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "tests/integration/daemon_test.h"
@@ -169,6 +170,11 @@ TEST_F(KserveSharedMemoryTest, HttpRegisterInferInRegionStatusUnregister) {
   const std::vector<float> expected = plain_answer(input);
   ASSERT_EQ(expected.size(), 10u);
   object_->write(0, le_floats(input));
+  // With --allow-client-shm the extension is listed (KserveConfigTest: not without).
+  const json server = json::parse(client_->get("/v2").body);
+  EXPECT_NE(std::find(server["extensions"].begin(), server["extensions"].end(), "system_shared_memory"),
+            server["extensions"].end())
+      << server.dump();
 
   HttpReply reply = register_http("io");
   ASSERT_EQ(reply.status, 200) << reply.body;
@@ -364,6 +370,10 @@ TEST_F(KserveSharedMemoryOffTest, OffByDefaultSaysHowToTurnItOn) {
   inference::SystemSharedMemoryStatusResponse response;
   EXPECT_EQ(kserve->SystemSharedMemoryStatus(&context, {}, &response).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
+  const json server = json::parse(client.get("/v2").body);
+  EXPECT_EQ(std::find(server["extensions"].begin(), server["extensions"].end(), "system_shared_memory"),
+            server["extensions"].end())
+      << server.dump();
 }
 
 constexpr const char* kToken = "shm-token-5b1c0e";

@@ -115,14 +115,16 @@ TEST(KserveResponse, JsonRoundTrip) {
 // Metadata and errors
 
 TEST(KserveMetadata, Server) {
-  const auto proto = make_server_metadata("0.1.0");
+  const auto proto = make_server_metadata("0.1.0", false);
   EXPECT_EQ(proto.name(), "tesserad");
   EXPECT_EQ(proto.version(), "0.1.0");
-  const std::vector<std::string> extensions = {"classification", "model_repository", "model_configuration",
-                                               "statistics"};
+  std::vector<std::string> extensions = {"classification", "model_repository", "model_configuration", "statistics",
+                                         "binary_tensor_data"};
   EXPECT_EQ(std::vector<std::string>(proto.extensions().begin(), proto.extensions().end()), extensions);
-  EXPECT_EQ(server_metadata_json("0.1.0"),
+  EXPECT_EQ(server_metadata_json("0.1.0", false),
             json({{"name", "tesserad"}, {"version", "0.1.0"}, {"extensions", extensions}}));
+  extensions.emplace_back("system_shared_memory");
+  EXPECT_EQ(server_metadata_json("0.1.0", true)["extensions"], json(extensions));
 }
 
 TEST(KserveMetadata, Model) {
