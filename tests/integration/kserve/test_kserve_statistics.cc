@@ -218,6 +218,35 @@ TEST_F(KserveStatisticsTest, FailedRequestsCountAsFail) {
   EXPECT_EQ(stats[0]["inference_count"], 4u);
 }
 
+// A KServe request of several images is one request (success or fail) and that many inferences,
+// as Triton counts a batched request; an image refused in it fails the request once.
+TEST_F(KserveStatisticsTest, ABatchedRequestCountsOnceWithAnInferencePerImage) {
+  json images = json::array();
+  for (size_t i = 0; i < 3; ++i) images.push_back(base64(read_binary(images_[i].png)));
+  const json batch = {{"inputs", {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {3}}, {"data", images}}}}};
+  const HttpReply ok = http_->post("/v2/models/fashion-mnist/infer", batch.dump(), "application/json");
+  ASSERT_EQ(ok.status, 200) << ok.error << ok.body;
+  ASSERT_EQ(json::parse(ok.body)["outputs"][0]["shape"], json::array({3, 10})) << ok.body;
+  // The second image is empty: admission refuses it, and with it the request.
+  const json bad = {{"inputs",
+                     {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {2}}, {"data", {images[0], ""}}}}}};
+  const HttpReply refused = http_->post("/v2/models/fashion-mnist/infer", bad.dump(), "application/json");
+  EXPECT_EQ(refused.status, 400) << refused.body;
+
+  const json stats = fmnist_stats();
+  ASSERT_EQ(stats.size(), 1u);
+  const json& s = stats[0]["inference_stats"];
+  EXPECT_EQ(count(s["success"]), 1u) << s.dump();
+  EXPECT_EQ(count(s["fail"]), 1u) << s.dump();
+  EXPECT_EQ(count(s["queue"]), 1u) << s.dump();
+  EXPECT_EQ(stats[0]["inference_count"], 3u) << stats.dump();
+  uint64_t images_in_batches = 0;
+  for (const json& b : stats[0]["batch_stats"]) {
+    images_in_batches += b["batch_size"].get<uint64_t>() * count(b["compute_infer"]);
+  }
+  EXPECT_EQ(images_in_batches, 3u) << stats.dump();
+}
+
 // The gRPC answer carries the same counters as REST's; all models, one model's versions, one
 // version; an unknown model or version is NOT_FOUND / 404 in Triton's error shape.
 TEST_F(KserveStatisticsTest, GrpcAgreesAndSelectsModels) {
