@@ -67,6 +67,11 @@ def kserve_proto_requests(png):
                   pb_field(5, tensor("FP32", [1, 1, 28, 28])) + pb_field(6, pb_field(1, "probabilities")) +
                   pb_field(7, struct.pack("<784f", *([0.25] * 784))))
     yield "bytes", pb_field(1, "fashion-mnist") + pb_field(5, tensor("BYTES", [1], pb_field(5, pb_field(8, png))))
+    # Batches: FP32 [3,1,28,28] raw, BYTES [2] images, with Triton's timeout parameter (int64_param).
+    timeout = pb_field(4, pb_field(1, "timeout") + pb_field(2, pb_field(2, 5000000)))
+    yield "batch_raw", (pb_field(1, "fashion-mnist") + timeout + pb_field(5, tensor("FP32", [3, 1, 28, 28])) +
+                        pb_field(7, struct.pack("<2352f", *([0.25] * 2352))))
+    yield "batch_bytes", pb_field(1, "fashion-mnist") + pb_field(5, tensor("BYTES", [2], pb_field(5, pb_field(8, png) + pb_field(8, png))))
 
 
 def kserve_json_requests(png):
@@ -80,6 +85,49 @@ def kserve_json_requests(png):
     yield "bytes", f'{{"inputs":[{{"name":"input","shape":[1],"datatype":"BYTES","data":["{b64}"]}}]}}'
     yield "binary", ('{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32",'
                      '"parameters":{"binary_data_size":3136}}]}')
+    yield "batch", (f'{{"inputs":[{{"name":"input","shape":[2,1],"datatype":"BYTES","data":["{b64}","{b64}"]}}],'
+                    '"parameters":{"timeout":100000,"priority":1,"binary_data_output":false}}')
+
+
+def kserve_binary_requests(png):
+    """Triton's binary tensor data extension, as fuzz_kserve_binary reads it: the
+    Inference-Header-Content-Length value, a newline, then the JSON header and the binary tensors."""
+    def body(header, binary):
+        return str(len(header)).encode() + b"\n" + header.encode() + binary
+    fp32 = struct.pack("<784f", *([0.5] * 784))
+    yield "fp32", body('{"inputs":[{"name":"input","shape":[1,1,28,28],"datatype":"FP32",'
+                       '"parameters":{"binary_data_size":3136}}],"parameters":{"binary_data_output":true}}', fp32)
+    yield "batch", body('{"inputs":[{"name":"input","shape":[2,1,28,28],"datatype":"FP32",'
+                        '"parameters":{"binary_data_size":6272}}]}', fp32 + fp32)
+    element = struct.pack("<I", len(png)) + png
+    yield "bytes_classification", body(
+        '{"id":"t","inputs":[{"name":"image","shape":[2],"datatype":"BYTES","parameters":{"binary_data_size":'
+        + str(2 * len(element)) + '}}],"outputs":[{"name":"probabilities","parameters":'
+        '{"classification":3,"binary_data":true}}]}', element + element)
+    yield "uint8", body('{"inputs":[{"name":"px","shape":[1,28,28,1],"datatype":"UINT8",'
+                        '"parameters":{"binary_data_size":784}}]}', bytes(range(256)) * 3 + bytes(16))
+
+
+def kserve_shm_inputs():
+    """fuzz_kserve_shm: mode byte (0 JSON infer, 1 ModelInferRequest, 2 register body), then the bytes."""
+    shm_in = '{"shared_memory_region":"r","shared_memory_byte_size":3136}'
+    shm_out = '{"shared_memory_region":"r","shared_memory_offset":3136,"shared_memory_byte_size":40}'
+    yield "json_fp32", b"\0" + (f'{{"inputs":[{{"name":"input","shape":[1,1,28,28],"datatype":"FP32",'
+                                f'"parameters":{shm_in}}}],"outputs":[{{"name":"probabilities",'
+                                f'"parameters":{shm_out}}}]}}').encode()
+    yield "json_bytes", b"\0" + ('{"inputs":[{"name":"input","shape":[1],"datatype":"BYTES","parameters":'
+                                 '{"shared_memory_region":"r","shared_memory_byte_size":12}}]}').encode()
+
+    def param(key, value):
+        # InferParameter: int64_param = 2, string_param = 3; a map entry is key = 1, value = 2.
+        inner = pb_field(3, value) if isinstance(value, str) else pb_field(2, value)
+        return pb_field(1, key) + pb_field(2, inner)
+    tensor = (pb_field(1, "input") + pb_field(2, "FP32") + pb_field(3, b"".join(pb_varint(d) for d in [1, 1, 28, 28])) +
+              pb_field(4, param("shared_memory_region", "r")) + pb_field(4, param("shared_memory_byte_size", 3136)))
+    output = (pb_field(1, "probabilities") + pb_field(2, param("shared_memory_region", "r")) +
+              pb_field(2, param("shared_memory_offset", 3136)) + pb_field(2, param("shared_memory_byte_size", 40)))
+    yield "proto_fp32", b"\1" + pb_field(1, "fashion-mnist") + pb_field(5, tensor) + pb_field(6, output)
+    yield "register", b"\2" + b'{"key":"/tessera-fuzz-none","offset":0,"byte_size":64}'
 
 
 def http_requests(png, json_bodies):
@@ -248,6 +296,10 @@ def main():
         write(out, "fuzz_kserve_json", name + ".json", data)
     for name, data in kserve_proto_requests(png):
         write(out, "fuzz_kserve_proto", name + ".pb", data)
+    for name, data in kserve_shm_inputs():
+        write(out, "fuzz_kserve_shm", name, data)
+    for name, data in kserve_binary_requests(png):
+        write(out, "fuzz_kserve_binary", name + ".bin", data)
     for name, data in http_requests(png, json_bodies[:1] + json_bodies[2:3]):
         write(out, "fuzz_http_routes", name + ".http", data)
     for name, data in onnx_models():

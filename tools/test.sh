@@ -17,7 +17,7 @@
 # one, "none" leaves them out.
 #
 # Cost on a 2-core Debian 12 (CI's kind): each part is printed with its wall time at the end of a
-# run; README "Tests" has the measured figures.
+# run; docs/testing.md has the measured figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS

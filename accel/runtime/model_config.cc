@@ -362,8 +362,8 @@ Result<ModelConfig> load_model_config(const std::filesystem::path& dir, const st
       if (root.contains(key)) return config_error(file, key, "is only for format = \"caffe\"");
     }
   }
-  TESSERA_ASSIGN_OR_RETURN(const auto labels_file, existing_file(root, named, "labels"));
-  TESSERA_ASSIGN_OR_RETURN(config.labels, read_labels(labels_file));
+  TESSERA_ASSIGN_OR_RETURN(config.labels_file, existing_file(root, named, "labels"));
+  TESSERA_ASSIGN_OR_RETURN(config.labels, read_labels(config.labels_file));
   TESSERA_ASSIGN_OR_RETURN(config.quantization, quant_config(root, file, named));
   if (const auto* node = root.get("precision")) {
     auto value = node->value<std::string>();

@@ -48,7 +48,8 @@ struct ModelConfig {
   std::filesystem::path weights;    // caffe: absolute path of the .caffemodel
   std::filesystem::path mean_file;  // caffe, optional: mean.binaryproto (loaded into input.mean_image)
   PreprocessConfig input;
-  std::vector<std::string> labels;  // from the labels file, one per class
+  std::filesystem::path labels_file;  // absolute path of the labels file
+  std::vector<std::string> labels;    // from the labels file, one per class
   QuantConfig quantization;
   std::string precision;  // "int8" | "fp32"; empty: the daemon's --precision
   BatchingConfig batching;

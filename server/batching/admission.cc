@@ -9,6 +9,16 @@
 
 namespace tessera {
 
+void record_request(ModelStatistics& statistics, SteadyClock::time_point received,
+                    const Result<ClassifyResult>& result) {
+  const auto elapsed = SteadyClock::now() - received;
+  if (result) {
+    statistics.record_success(elapsed, result->stages);
+  } else {
+    statistics.record_failure(elapsed);
+  }
+}
+
 Admitted::Admitted(std::string request_id, Result<InferenceJob> job, InFlightTracker* slot)
     : request_id_(std::move(request_id)), job_(std::move(job)), slot_(slot) {}
 
@@ -36,14 +46,15 @@ Admitted Admission::admit(AdmissionRequest request) {
     if (!found) return refused(request, std::move(request_id), request.model, found.status());
     model = std::move(found).value();
   }
-  // From here on the log names the model the request would go to.
-  if (!request.top_k) return refused(request, std::move(request_id), model->name(), request.top_k.status());
-  if (!request.input) return refused(request, std::move(request_id), model->name(), request.input.status());
-  if (Status input = check_input(request, *request.input); !input.is_ok()) {
-    return refused(request, std::move(request_id), model->name(), std::move(input));
-  }
+  // From here on the log names the model the request would go to, and a refusal counts there.
+  auto refuse_now = [&](Status status) {
+    return refused(request, std::move(request_id), model->name(), std::move(status), model.get());
+  };
+  if (!request.top_k) return refuse_now(request.top_k.status());
+  if (!request.input) return refuse_now(request.input.status());
+  if (Status input = check_input(request, *request.input); !input.is_ok()) return refuse_now(std::move(input));
   if (request.takes_slot && !in_flight_.try_begin()) {
-    return refused(request, std::move(request_id), model->name(), Status::unavailable("the server is shutting down"));
+    return refuse_now(Status::unavailable("the server is shutting down"));
   }
   InferenceJob job;
   job.input = *request.input;
@@ -53,6 +64,7 @@ Admitted Admission::admit(AdmissionRequest request) {
   job.received = request.received;
   job.deadline = request.deadline;
   job.cancelled = std::move(request.cancelled);
+  job.records_statistics = request.records_statistics;
   job.model = std::move(model);
   return Admitted(std::move(request_id), std::move(job), request.takes_slot ? &in_flight_ : nullptr);
 }
@@ -60,15 +72,22 @@ Admitted Admission::admit(AdmissionRequest request) {
 Admitted Admission::refuse(const AdmissionRequest& request, Status status) {
   std::string request_id;
   if (Status id = resolve_request_id(request, request_id); !id.is_ok()) status = std::move(id);
-  return refused(request, std::move(request_id), request.model, std::move(status));
+  // A request the door refuses for its form counts against the model version it names, if served.
+  std::shared_ptr<const ServedModel> served = request.resolved;
+  if (!served && request.records_statistics) served = models_.find(request.model, request.version);
+  return refused(request, std::move(request_id), request.model, std::move(status), served.get());
 }
 
 uint64_t Admission::submit(Admitted admitted) {
   InferenceJob job = std::move(admitted.job_).value();
-  if (InFlightTracker* slot = std::exchange(admitted.slot_, nullptr)) {
-    job.done = [slot, done = std::move(job.done)](Result<ClassifyResult> result) {
+  InFlightTracker* slot = std::exchange(admitted.slot_, nullptr);
+  ModelStatistics* statistics = job.records_statistics && job.model ? job.model->statistics.get() : nullptr;
+  if (slot != nullptr || statistics != nullptr) {
+    // The job owns this callback and its model version, so `statistics` outlives it.
+    job.done = [slot, statistics, received = job.received, done = std::move(job.done)](Result<ClassifyResult> result) {
+      if (statistics != nullptr) record_request(*statistics, received, result);
       done(std::move(result));
-      slot->end();
+      if (slot != nullptr) slot->end();
     };
   }
   return queue_.submit(std::move(job));
@@ -98,8 +117,11 @@ Status Admission::check_input(const AdmissionRequest& request, const JobInput& i
 }
 
 Admitted Admission::refused(const AdmissionRequest& request, std::string request_id, std::string_view model,
-                            Status status) const {
+                            Status status, const ServedModel* served) const {
   log_request_failed(request.via, request_id, model, request.bytes, status);
+  if (served != nullptr && request.records_statistics) {
+    served->statistics->record_failure(SteadyClock::now() - request.received);
+  }
   return Admitted(std::move(request_id), std::move(status));
 }
 

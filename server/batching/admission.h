@@ -10,6 +10,8 @@
 //   5. an in-flight slot (UNAVAILABLE once the daemon drains), so shutdown waits for the answer.
 // Every refusal is logged here, once ("grpc 3f9a0c21-7 model=m bytes=0 failed: ..."), naming the
 // model as the caller named it until it is found, then by its own name; the queue logs the rest.
+// A refusal of a request whose model version is served counts as a failed request in that
+// version's statistics (server/models/model_statistics.h), as does a job answered without a result.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +29,14 @@ namespace tessera {
 
 class InferenceQueue;
 class ModelRepository;
+class ModelStatistics;
 struct ServedModel;
+
+// Records one request in a model version's statistics: a success with its result's stages, or a
+// failure; both with the time since it was `received`. For a door that records a request of
+// several jobs itself (AdmissionRequest::records_statistics false), once all are answered.
+void record_request(ModelStatistics& statistics, SteadyClock::time_point received,
+                    const Result<ClassifyResult>& result);
 
 // What a protocol does with a request id it cannot use.
 enum class RequestIdRule {
@@ -58,6 +67,9 @@ struct AdmissionRequest {
   std::function<bool()> cancelled;
   // False for the messages of a stream, which holds one slot for the whole stream.
   bool takes_slot = true;
+  // False for each job of a request that carries several images: its door records the request
+  // once, when all are answered (ServedModel::statistics, record_success / record_failure).
+  bool records_statistics = true;
 };
 
 // What admission answers: the id the request goes by (also when refused) and its job (all but
@@ -100,7 +112,9 @@ class Admission {
   Admitted refuse(const AdmissionRequest& request, Status status);
 
   // Hands an admitted job (its `done` set by the door) to the queue; its slot, if it holds one,
-  // is given back once `done` has run. Returns the queue's ticket (InferenceQueue::submit).
+  // is given back once `done` has run. The model version's statistics record the request's
+  // success or failure just before `done` runs (unless the door records it itself). Returns the
+  // queue's ticket (InferenceQueue::submit).
   uint64_t submit(Admitted admitted);
 
   InFlightTracker& in_flight() { return in_flight_; }
@@ -111,9 +125,9 @@ class Admission {
   Status resolve_request_id(const AdmissionRequest& request, std::string& request_id) const;
   // Step 4.
   Status check_input(const AdmissionRequest& request, const JobInput& input) const;
-  // Logs the refusal and makes the answer.
-  Admitted refused(const AdmissionRequest& request, std::string request_id, std::string_view model,
-                   Status status) const;
+  // Logs the refusal and makes the answer; `served`, when known, counts it as a failed request.
+  Admitted refused(const AdmissionRequest& request, std::string request_id, std::string_view model, Status status,
+                   const ServedModel* served = nullptr) const;
 
   const ModelRepository& models_;
   InferenceQueue& queue_;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "server/models/model_statistics.h"
+
 namespace tessera {
 
 // Microseconds per stage of one request.
@@ -33,6 +35,7 @@ struct ClassifyResult {
   uint32_t batch_size = 1;  // images in the batch this one ran in
   double energy_uj = 0;     // modeled fabric energy per image (0 when unknown)
   int device = -1;          // the device instance the batch ran on (-1: the host alone)
+  StageDurations stages;    // where this image's time went, in ns (the statistics extension)
 };
 
 // Top-k used when the caller asks for 0.

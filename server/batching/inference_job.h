@@ -62,6 +62,8 @@ struct InferenceJob {
   // True once the caller has gone away; such a job is answered CANCELLED instead of run.
   std::function<bool()> cancelled;
   InferenceCallback done;
+  // Whether admission records this job's outcome as one request in the model's statistics.
+  bool records_statistics = true;
 };
 
 }  // namespace tessera

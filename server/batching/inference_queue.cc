@@ -33,6 +33,10 @@ Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, c
   return image ? preprocess_into(*image, input, out) : image.status();
 }
 
+uint64_t whole_micros(std::chrono::nanoseconds d) {
+  return static_cast<uint64_t>(std::max<int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count(), 0));
+}
+
 }  // namespace
 
 InferenceQueue::InferenceQueue(InferenceQueueOptions options) : options_(options) {
@@ -209,11 +213,9 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
   // Decode + preprocess each job into the next free slot; failed jobs are answered here.
   Tensor tensor({static_cast<int64_t>(batch.size()), input.channels, input.height, input.width});
   std::vector<QueuedJob*> running;
-  std::vector<Timing> timings;
+  std::vector<StageDurations> stages;
   for (QueuedJob& queued : batch) {
     InferenceJob& job = queued.job;
-    Timing timing;
-    timing.queue_us = micros_between(queued.enqueued, picked);
     const auto start = SteadyClock::now();
     Status status;
     try {
@@ -225,9 +227,8 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
       answer(job, std::move(status));
       continue;
     }
-    timing.decode_us = micros_between(start, SteadyClock::now());
     running.push_back(&queued);
-    timings.push_back(timing);
+    stages.push_back({picked - queued.enqueued, SteadyClock::now() - start});
   }
   if (running.empty()) return;
   tensor.shape[0] = static_cast<int64_t>(running.size());
@@ -246,29 +247,46 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
     inference = Status::internal("the model returned " + std::to_string(inference->scores.size()) +
                                  " results for a batch of " + std::to_string(running.size()));
   }
-  if (inference) model.engine->to_probabilities(inference->scores);
-
-  for (size_t i = 0; i < running.size(); ++i) {
-    InferenceJob& job = running[i]->job;
-    if (!inference) {
-      answer(job, inference.status());
-      continue;
-    }
-    ClassifyResult result;
-    result.classes = top_k_classes(inference->scores[i], job.top_k, model.config().labels);
-    result.probabilities = inference->scores[i];
-    result.batch_size = static_cast<uint32_t>(running.size());
-    result.device = inference->device;
-    result.timing = timings[i];
-    result.timing.inference_us = micros_between(run_start, run_end);
-    result.timing.fabric_us = inference->fabric_us;
-    result.timing.host_us = inference->host_us;
-    result.timing.modeled_fabric_us = inference->modeled_fabric_us;
-    result.timing.total_us = micros_between(job.received, SteadyClock::now());
-    // The batch's modeled fabric energy, shared evenly by its images.
-    result.energy_uj = inference->modeled_fabric_uj / static_cast<double>(running.size());
-    answer(job, std::move(result));
+  if (!inference) {
+    for (QueuedJob* queued : running) answer(queued->job, inference.status());
+    return;
   }
+  model.engine->to_probabilities(inference->scores);
+  for (StageDurations& s : stages) s.compute_infer = run_end - run_start;
+  std::vector<ClassifyResult> results = build_results(model, running, *inference, stages);
+  // The execution's statistics: its decodes, its run, and the results built (before any answer).
+  model.statistics->record_execution(running.size(),
+                                     {{}, run_start - picked, run_end - run_start, SteadyClock::now() - run_end});
+  for (size_t i = 0; i < running.size(); ++i) {
+    results[i].timing.inference_us = micros_between(run_start, run_end);
+    results[i].timing.total_us = micros_between(running[i]->job.received, SteadyClock::now());
+    answer(running[i]->job, std::move(results[i]));
+  }
+}
+
+std::vector<ClassifyResult> InferenceQueue::build_results(const ServedModel& model,
+                                                          const std::vector<QueuedJob*>& running,
+                                                          const Inference& inference,
+                                                          const std::vector<StageDurations>& stages) {
+  std::vector<ClassifyResult> results(running.size());
+  for (size_t i = 0; i < running.size(); ++i) {
+    const auto start = SteadyClock::now();
+    ClassifyResult& result = results[i];
+    result.classes = top_k_classes(inference.scores[i], running[i]->job.top_k, model.config().labels);
+    result.probabilities = inference.scores[i];
+    result.batch_size = static_cast<uint32_t>(running.size());
+    result.device = inference.device;
+    result.timing.queue_us = whole_micros(stages[i].queue);
+    result.timing.decode_us = whole_micros(stages[i].compute_input);
+    result.timing.fabric_us = inference.fabric_us;
+    result.timing.host_us = inference.host_us;
+    result.timing.modeled_fabric_us = inference.modeled_fabric_us;
+    // The batch's modeled fabric energy, shared evenly by its images.
+    result.energy_uj = inference.modeled_fabric_uj / static_cast<double>(running.size());
+    result.stages = stages[i];
+    result.stages.compute_output = SteadyClock::now() - start;
+  }
+  return results;
 }
 
 }  // namespace tessera

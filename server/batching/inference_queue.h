@@ -23,6 +23,7 @@
 
 namespace tessera {
 
+struct Inference;
 struct ServedModel;
 
 // What the batcher tells the daemon's statistics (metrics, telemetry). Called on worker threads
@@ -82,6 +83,10 @@ class InferenceQueue {
   std::vector<QueuedJob> take_batch(std::vector<std::pair<QueuedJob, Status>>& dropped);
   // Decodes each job into its slot of one batch tensor, runs the model once, answers every job.
   void run_batch(std::vector<QueuedJob> batch);
+  // Each running job's result from the batch's inference; `stages` so far (queue, input, infer).
+  static std::vector<ClassifyResult> build_results(const ServedModel& model, const std::vector<QueuedJob*>& running,
+                                                   const Inference& inference,
+                                                   const std::vector<StageDurations>& stages);
   void answer(InferenceJob& job, Result<ClassifyResult> result);
 
   const InferenceQueueOptions options_;

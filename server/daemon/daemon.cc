@@ -20,6 +20,7 @@
 #include "server/grpc/server.h"
 #include "server/http/server.h"
 #include "server/kserve/kserve_grpc_service.h"
+#include "server/kserve/shared_memory.h"
 #include "server/models/model_repository.h"
 #include "server/routes/http_routes.h"
 #include "server/telemetry/device_source.h"
@@ -216,7 +217,16 @@ void Daemon::start_telemetry_and_queue() {
 
 Status Daemon::start_grpc(const Startup& startup) {
   classifier_ = std::make_unique<ClassifierService>(*models_, *queue_, options_.max_image_bytes);
-  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *queue_);
+  kserve::SharedMemoryLimits shm_limits;
+  shm_limits.allowed = options_.allow_client_shm;
+  shm_limits.max_regions = static_cast<size_t>(options_.shm_max_regions);
+  shm_limits.max_bytes = static_cast<uint64_t>(options_.shm_max_mb) << 20;
+  shm_ = std::make_unique<kserve::SharedMemoryRegistry>(shm_limits);
+  if (shm_limits.allowed) {
+    spdlog::info("kserve: system shared memory on: at most {} regions, {} MiB", options_.shm_max_regions,
+                 options_.shm_max_mb);
+  }
+  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *queue_, shm_.get());
   GrpcServerOptions grpc_options;
   grpc_options.host = options_.listen;
   grpc_options.port = options_.grpc_port;
@@ -247,6 +257,7 @@ Status Daemon::start_http(Startup& startup) {
                                                  std::chrono::milliseconds(options_.peer_timeout_ms), *stats_);
   routes_ =
       std::make_unique<HttpRoutes>(*models_, *queue_, options_.web_root, stats_.get(), tokens_.get(), fleet_.get());
+  routes_->set_shared_memory(shm_.get());
   HttpServerOptions http_options;
   http_options.host = options_.listen;
   http_options.port = options_.http_port;

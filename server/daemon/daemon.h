@@ -34,7 +34,8 @@ struct DeviceLabels;
 }  // namespace telemetry
 namespace kserve {
 class KserveGrpcService;
-}
+class SharedMemoryRegistry;
+}  // namespace kserve
 namespace fleet {
 class FleetService;
 }
@@ -87,6 +88,11 @@ struct DaemonOptions {
   int grpc_max_concurrent_streams = 100;  // per connection
   std::string peers;                      // other daemons' HTTP addresses for /v1/fleet: "HOST:PORT,..."
   int peer_timeout_ms = 1500;             // /v1/fleet: how long each peer gets to answer
+  // KServe system shared memory: off unless allowed (a client then reads and writes shm objects
+  // with the daemon's rights); at most this many regions and MiB registered at once.
+  bool allow_client_shm = false;
+  int shm_max_regions = 64;
+  int shm_max_mb = 1024;
 };
 
 class Daemon {
@@ -147,7 +153,8 @@ class Daemon {
   std::map<unsigned, std::vector<std::string>> hwmon_rails_;            // options_.hwmon_rails, parsed
   std::unique_ptr<telemetry::ServerStats> stats_;
   std::unique_ptr<InferenceQueue> queue_;
-  std::unique_ptr<fleet::FleetService> fleet_;  // its thread answers /v1/fleet; stopped before the HTTP side
+  std::unique_ptr<fleet::FleetService> fleet_;         // its thread answers /v1/fleet; stopped before the HTTP side
+  std::unique_ptr<kserve::SharedMemoryRegistry> shm_;  // KServe's shared-memory regions (REST and gRPC)
   std::unique_ptr<HttpRoutes> routes_;
   std::unique_ptr<ClassifierService> classifier_;
   std::unique_ptr<TelemetryService> telemetry_;

@@ -131,6 +131,9 @@ std::vector<DaemonFlag> request_body_flags(DaemonOptions& o) {
              "HTTP: MiB of request bodies all connections may hold at once (at least one --max-image-bytes); a "
              "request past it is answered 503 without its body being read",
              &o.http_body_budget_mb, 1, 1 << 20),
+      number("shm-max-regions", "KServe system shared memory: regions registered at once", &o.shm_max_regions, 1, 4096),
+      number("shm-max-mb", "KServe system shared memory: MiB registered at once (all regions' byte_size)",
+             &o.shm_max_mb, 1, 1 << 20),
       number("kserve-json-body-multiple",
              "KServe REST: a JSON infer body may be this many times its model's FP32 input written as JSON (24 bytes "
              "a number; bytes and values), else 413 / 400",
@@ -217,6 +220,13 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
            "with its health and figures",
            &o.peers),
       number("peer-timeout-ms", "How long each peer gets to answer for /v1/fleet", &o.peer_timeout_ms, 50, 60'000),
+      {"allow-client-shm",
+       "KServe: let clients register system shared-memory regions (Triton's extension; perf_analyzer "
+       "--shared-memory system). The daemon then reads and writes the shm objects they name with its own rights",
+       &o.allow_client_shm,
+       0,
+       0,
+       {}},
       number("grpc-max-concurrent-streams", "gRPC: concurrent calls per connection (HTTP/2 streams)",
              &o.grpc_max_concurrent_streams, 1, 1'000'000),
   };

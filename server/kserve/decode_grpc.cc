@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "server/kserve/base64.h"
 #include "server/kserve/raw_contents.h"
+#include "server/kserve/shared_memory_params.h"
 
 namespace tessera::kserve {
 namespace {
@@ -45,32 +45,17 @@ Result<std::string> content_type(const ModelInferRequest::InferInputTensor& tens
   return value;
 }
 
-Status decode_image_element(InferInput& input, std::string_view element, bool base64, std::string_view field,
-                            const DecodeLimits& limits) {
-  if (base64) {
-    auto decoded = base64_decode(element);
-    if (!decoded) return Status::invalid_argument(std::string(field) + ": " + decoded.status().message());
-    input.encoded_image = std::move(decoded).value();
-  } else {
-    input.encoded_image.assign(element.begin(), element.end());
-  }
-  TESSERA_RETURN_IF_ERROR(check_encoded_image(input.encoded_image, field, limits));
-  input.kind = InputKind::kEncodedImage;
-  return Status::ok();
-}
-
-Status decode_typed(InferInput& input, const InputLayout& layout, const InferTensorContents& c, bool base64,
-                    const DecodeLimits& limits) {
+Status decode_typed(std::vector<InferInput>& images, const InputLayout& layout, const InferTensorContents& c,
+                    bool base64, const DecodeLimits& limits) {
   const std::string field(kContentsField);
   switch (layout.kind) {
-    case InputKind::kEncodedImage:
-      if (c.bytes_contents_size() != 1) {
-        return Status::invalid_argument(field + ".bytes_contents: " + std::to_string(c.bytes_contents_size()) +
-                                        " elements; send exactly one image");
-      }
-      return decode_image_element(input, c.bytes_contents(0), base64, field + ".bytes_contents[0]", limits);
+    case InputKind::kEncodedImage: {
+      std::string raw;  // the elements in the raw layout, so both forms decode alike
+      for (const std::string& element : c.bytes_contents()) append_raw_bytes(raw, element);
+      return set_from_raw(images, layout, raw, base64, field + ".bytes_contents", limits);
+    }
     case InputKind::kFloatTensor:
-      return set_float_tensor(input, layout, {c.fp32_contents().begin(), c.fp32_contents().end()},
+      return set_float_tensor(images, layout, {c.fp32_contents().data(), static_cast<size_t>(c.fp32_contents_size())},
                               field + ".fp32_contents");
     case InputKind::kPixels: {
       std::vector<uint8_t> pixels;
@@ -82,50 +67,42 @@ Status decode_typed(InferInput& input, const InputLayout& layout, const InferTen
         }
         pixels.push_back(static_cast<uint8_t>(c.uint_contents(i)));
       }
-      return set_pixels(input, layout, std::move(pixels), field + ".uint_contents");
+      return set_pixels(images, layout, pixels, field + ".uint_contents");
     }
   }
   return Status::internal("unreachable input kind");
 }
 
-Status decode_raw(InferInput& input, const InputLayout& layout, std::string_view raw, bool base64,
-                  const DecodeLimits& limits) {
-  const std::string field(kRawField);
-  switch (layout.kind) {
-    case InputKind::kEncodedImage: {
-      TESSERA_ASSIGN_OR_RETURN(auto elements, split_raw_bytes(raw, field));
-      if (elements.size() != 1) {
-        return Status::invalid_argument(field + ": " + std::to_string(elements.size()) +
-                                        " BYTES elements; send exactly one image");
-      }
-      return decode_image_element(input, elements[0], base64, field, limits);
-    }
-    case InputKind::kFloatTensor:
-      if (raw.size() != layout.elements * 4) {
-        return Status::invalid_argument(field + ": " + std::to_string(raw.size()) + " bytes; FP32 shape needs " +
-                                        std::to_string(layout.elements * 4));
-      }
-      return set_float_tensor(input, layout, floats_from_raw(raw), field);
-    case InputKind::kPixels: return set_pixels(input, layout, {raw.begin(), raw.end()}, field);
+// An integer parameter (int64_param or uint64_param; past int64 clamped), or an error.
+Result<int64_t> integer_parameter(const InferParameter& p, const std::string& field) {
+  if (p.parameter_choice_case() == InferParameter::kInt64Param) return p.int64_param();
+  if (p.parameter_choice_case() == InferParameter::kUint64Param) {
+    return static_cast<int64_t>(std::min<uint64_t>(p.uint64_param(), std::numeric_limits<int64_t>::max()));
   }
-  return Status::internal("unreachable input kind");
+  return Status::invalid_argument(field + ": must be an integer (int64_param)");
+}
+
+// The request's parameters Triton reads: timeout and priority; others are ignored.
+Status decode_request_parameters(InferRequest& out, const ModelInferRequest& request) {
+  const auto& params = request.parameters();
+  if (const auto it = params.find("timeout"); it != params.end()) {
+    TESSERA_ASSIGN_OR_RETURN(const int64_t us, integer_parameter(it->second, "parameters.timeout"));
+    TESSERA_RETURN_IF_ERROR(set_timeout(out, us, "parameters.timeout"));
+  }
+  if (const auto it = params.find("priority"); it != params.end()) {
+    TESSERA_ASSIGN_OR_RETURN(const int64_t p, integer_parameter(it->second, "parameters.priority"));
+    TESSERA_RETURN_IF_ERROR(check_priority(p, "parameters.priority"));
+  }
+  return Status::ok();
 }
 
 Result<RequestedOutput> decode_output(const ModelInferRequest::InferRequestedOutputTensor& out, size_t index,
                                       const ModelSignature& model) {
-  RequestedOutput requested{out.name(), 0};
+  RequestedOutput requested{out.name(), 0, std::nullopt, false};
   const auto it = out.parameters().find("classification");
   if (it == out.parameters().end()) return requested;
   const std::string field = "outputs[" + std::to_string(index) + "].parameters.classification";
-  const InferParameter& p = it->second;
-  int64_t k = 0;
-  if (p.parameter_choice_case() == InferParameter::kInt64Param) {
-    k = p.int64_param();
-  } else if (p.parameter_choice_case() == InferParameter::kUint64Param) {
-    k = static_cast<int64_t>(std::min<uint64_t>(p.uint64_param(), std::numeric_limits<int64_t>::max()));
-  } else {
-    return Status::invalid_argument(field + ": must be an integer (int64_param)");
-  }
+  TESSERA_ASSIGN_OR_RETURN(const int64_t k, integer_parameter(it->second, field));
   TESSERA_ASSIGN_OR_RETURN(requested.classification, classification_count(k, field, model));
   return requested;
 }
@@ -133,7 +110,7 @@ Result<RequestedOutput> decode_output(const ModelInferRequest::InferRequestedOut
 }  // namespace
 
 Result<InferRequest> decode_infer_request(const ModelInferRequest& request, const ModelSignature& model,
-                                          const DecodeLimits& limits) {
+                                          const DecodeLimits& limits, ShmRequest* shm) {
   TESSERA_RETURN_IF_ERROR(check_model_version(model, request.model_version()));
   if (request.inputs_size() != 1) {
     return Status::invalid_argument("inputs: " + std::to_string(request.inputs_size()) + " tensors; model '" +
@@ -158,12 +135,25 @@ Result<InferRequest> decode_infer_request(const ModelInferRequest& request, cons
 
   InferRequest out;
   out.id = request.id();
-  out.input.name = tensor.name();
+  TESSERA_RETURN_IF_ERROR(decode_request_parameters(out, request));
+  out.images.assign(1, InferInput{});
+  out.images[0].name = tensor.name();
   const bool base64 = type == "base64";
-  TESSERA_RETURN_IF_ERROR(raw ? decode_raw(out.input, layout, request.raw_input_contents(0), base64, limits)
-                              : decode_typed(out.input, layout, tensor.contents(), base64, limits));
+  // An input in a system shared-memory region (shared_memory_params.h).
+  TESSERA_ASSIGN_OR_RETURN(const auto input_shm, shm_ref(tensor.parameters(), "inputs[0].parameters"));
+  TESSERA_ASSIGN_OR_RETURN(const auto shm_bytes,
+                           shm_input_bytes(shm, input_shm, raw || typed_elements(tensor.contents()) > 0, "inputs[0]"));
+  TESSERA_RETURN_IF_ERROR(
+      shm_bytes ? set_from_raw(out.images, layout, *shm_bytes, false, "inputs[0].parameters.shared_memory_region",
+                               limits)
+      : raw     ? set_from_raw(out.images, layout, request.raw_input_contents(0), base64, kRawField, limits)
+                : decode_typed(out.images, layout, tensor.contents(), base64, limits));
   for (int i = 0; i < request.outputs_size(); ++i) {
     TESSERA_ASSIGN_OR_RETURN(RequestedOutput o, decode_output(request.outputs(i), static_cast<size_t>(i), model));
+    // An output into a system shared-memory region.
+    const std::string field = "outputs[" + std::to_string(i) + "]";
+    TESSERA_ASSIGN_OR_RETURN(const auto output_shm, shm_ref(request.outputs(i).parameters(), field + ".parameters"));
+    TESSERA_RETURN_IF_ERROR(add_shm_output(shm, output_shm, o, model, out.images.size(), field));
     out.outputs.push_back(std::move(o));
   }
   TESSERA_RETURN_IF_ERROR(check_requested_outputs(out.outputs, model));

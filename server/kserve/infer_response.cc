@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 
@@ -16,30 +17,47 @@ struct OutputTensor {
   std::string name;
   std::string_view datatype;
   std::vector<int64_t> shape;
-  std::span<const float> floats;     // FP32
+  std::vector<float> floats;         // FP32
   std::vector<std::string> strings;  // BYTES
+  bool binary = false;               // HTTP: sent as binary data
+  bool shared_memory = false;        // written into a region: no data in the response
 };
 
 std::vector<OutputTensor> build_outputs(const InferRequest& request, const ModelSignature& model,
-                                        std::span<const float> probabilities) {
+                                        const ImageScores& scores) {
   std::vector<RequestedOutput> wanted = request.outputs;
-  if (wanted.empty()) wanted.push_back({model.output_name, 0});
+  if (wanted.empty()) wanted.push_back({model.output_name, 0, std::nullopt, false});
+  const auto rows = static_cast<int64_t>(scores.size());
   std::vector<OutputTensor> outputs;
   for (const RequestedOutput& o : wanted) {
     OutputTensor t;
     t.name = o.name;
+    t.binary = request.binary(o);
+    t.shared_memory = o.shared_memory;
     if (o.classification > 0) {
       t.datatype = kBytes;
-      t.strings = classification_strings(probabilities, o.classification, model.labels);
-      t.shape = {1, static_cast<int64_t>(t.strings.size())};
+      for (const std::vector<float>& image : scores) {
+        for (std::string& s : classification_strings(image, o.classification, model.labels)) {
+          t.strings.push_back(std::move(s));
+        }
+      }
+      t.shape = {rows, rows > 0 ? static_cast<int64_t>(t.strings.size()) / rows : 0};
     } else {
       t.datatype = kFp32;
-      t.floats = probabilities;
-      t.shape = {1, static_cast<int64_t>(probabilities.size())};
+      for (const std::vector<float>& image : scores) t.floats.insert(t.floats.end(), image.begin(), image.end());
+      t.shape = {rows, scores.empty() ? 0 : static_cast<int64_t>(scores[0].size())};
     }
     outputs.push_back(std::move(t));
   }
   return outputs;
+}
+
+// The tensor's data in the raw layout.
+std::string raw_data(const OutputTensor& t) {
+  if (t.datatype != kBytes) return raw_from_floats(t.floats);
+  std::string raw;
+  for (const std::string& s : t.strings) append_raw_bytes(raw, s);
+  return raw;
 }
 
 // A float as the JSON number with the fewest digits that reads back as the same float
@@ -67,43 +85,68 @@ std::vector<std::string> classification_strings(std::span<const float> probabili
 }
 
 inference::ModelInferResponse make_infer_response(const InferRequest& request, const ModelSignature& model,
-                                                  std::span<const float> probabilities) {
+                                                  const ImageScores& scores) {
   inference::ModelInferResponse response;
   response.set_model_name(model.name);
   response.set_model_version(model.version);
   response.set_id(request.id);
-  for (const OutputTensor& t : build_outputs(request, model, probabilities)) {
+  for (const OutputTensor& t : build_outputs(request, model, scores)) {
     auto* out = response.add_outputs();
     out->set_name(t.name);
     out->set_datatype(std::string(t.datatype));
     for (int64_t d : t.shape) out->add_shape(d);
-    std::string* raw = response.add_raw_output_contents();
-    if (t.datatype == kBytes) {
-      for (const std::string& s : t.strings) append_raw_bytes(*raw, s);
-    } else {
-      *raw = raw_from_floats(t.floats);
-    }
+    *response.add_raw_output_contents() = t.shared_memory ? std::string() : raw_data(t);
   }
   return response;
 }
 
-nlohmann::json infer_response_json(const InferRequest& request, const ModelSignature& model,
-                                   std::span<const float> probabilities) {
+namespace {
+
+// The response's JSON; the outputs asked as binary get binary_data_size and their bytes go to
+// `binary` (when null, every output is JSON data).
+nlohmann::json response_json(const InferRequest& request, const ModelSignature& model, const ImageScores& scores,
+                             std::string* binary) {
   nlohmann::json body = {{"model_name", model.name}};
   if (!model.version.empty()) body["model_version"] = model.version;
   if (!request.id.empty()) body["id"] = request.id;
   nlohmann::json outputs = nlohmann::json::array();
-  for (const OutputTensor& t : build_outputs(request, model, probabilities)) {
-    nlohmann::json data = nlohmann::json::array();
-    if (t.datatype == kBytes) {
-      for (const std::string& s : t.strings) data.push_back(s);
+  for (const OutputTensor& t : build_outputs(request, model, scores)) {
+    nlohmann::json out = {{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}};
+    if (t.shared_memory) {
+      // The data went into the output's region.
+    } else if (binary != nullptr && t.binary) {
+      const std::string raw = raw_data(t);
+      out["parameters"] = {{"binary_data_size", raw.size()}};
+      binary->append(raw);
     } else {
+      nlohmann::json data = nlohmann::json::array();
+      for (const std::string& s : t.strings) data.push_back(s);
       for (float v : t.floats) data.push_back(short_number(v));
+      out["data"] = std::move(data);
     }
-    outputs.push_back({{"name", t.name}, {"datatype", t.datatype}, {"shape", t.shape}, {"data", std::move(data)}});
+    outputs.push_back(std::move(out));
   }
   body["outputs"] = std::move(outputs);
   return body;
+}
+
+}  // namespace
+
+nlohmann::json infer_response_json(const InferRequest& request, const ModelSignature& model,
+                                   const ImageScores& scores) {
+  return response_json(request, model, scores, nullptr);
+}
+
+HttpInferBody infer_response_http(const InferRequest& request, const ModelSignature& model, const ImageScores& scores) {
+  std::string binary;
+  HttpInferBody out;
+  // Replace, not throw, on invalid UTF-8 (labels come from files), as make_json_response does.
+  out.body =
+      response_json(request, model, scores, &binary).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out.json_length = out.body.size();
+  out.binary = !binary.empty();
+  out.body += binary;
+  return out;
 }
 
 }  // namespace tessera::kserve

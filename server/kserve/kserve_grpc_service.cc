@@ -9,7 +9,9 @@
 #include "server/batching/inference_queue.h"
 #include "server/grpc/status_mapping.h"
 #include "server/kserve/decode_grpc.h"
+#include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
+#include "server/kserve/kserve_stream_infer.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/serving.h"
 #include "server/models/model_repository.h"
@@ -25,16 +27,10 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
   return reactor;
 }
 
-// The decoded request and its model, kept alive by the job's callback (the job points into it).
-struct PendingInfer {
-  InferRequest request;
-  KserveModel model;
-};
-
 }  // namespace
 
-KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue)
-    : models_(models), admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
+KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue, SharedMemoryRegistry* shm)
+    : models_(models), shm_(shm), admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerContext* context,
                                                         const inference::ServerLiveRequest* /*request*/,
@@ -62,7 +58,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelReady(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* KserveGrpcService::ServerMetadata(grpc::CallbackServerContext* context,
                                                             const inference::ServerMetadataRequest* /*request*/,
                                                             inference::ServerMetadataResponse* response) {
-  *response = make_server_metadata(server_version());
+  *response = make_server_metadata(server_version(), shm_ != nullptr && shm_->allowed());
   return finish(context, grpc::Status::OK);
 }
 
@@ -90,27 +86,30 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
 
   auto model = find_model(models_, request->model_name(), request->model_version());
   if (!model) return finish(context, to_grpc_status(admission_.refuse(admission, model.status()).status()));
-  auto decoded = decode_infer_request(*request, model->signature, admission_.queue().options().decode_limits);
-  if (!decoded) return finish(context, to_grpc_status(admission_.refuse(admission, decoded.status()).status()));
-
   auto pending = std::make_shared<PendingInfer>();
+  pending->shm.registry = shm_;
+  auto decoded =
+      decode_infer_request(*request, model->signature, admission_.queue().options().decode_limits, &pending->shm);
+  if (!decoded) return finish(context, to_grpc_status(admission_.refuse(admission, decoded.status()).status()));
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
-  admission.top_k = static_cast<uint64_t>(pending->request.top_k());
-  admission.input = job_input(pending->request.input);
-  // Runs on the version it was decoded against, which the response names.
-  admission.resolved = pending->model.served;
   // Over gRPC the answer's total time has always started here, after decoding (REST: at receipt).
   admission.received = SteadyClock::now();
-  Admitted admitted = admission_.admit(std::move(admission));
-  if (!admitted) return finish(context, to_grpc_status(admitted.status()));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  admitted->done = [reactor, response, pending](Result<ClassifyResult> result) {
-    if (result) *response = make_infer_response(pending->request, pending->model.signature, result->probabilities);
-    reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
+  auto done = [reactor, response, pending](const std::string& /*request_id*/, Result<ImageScores> scores) {
+    Status status = scores.status();
+    if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first
+    if (status.is_ok()) *response = make_infer_response(pending->request, pending->model.signature, *scores);
+    reactor->Finish(to_grpc_status(status));
   };
-  admission_.submit(std::move(admitted));
+  const InferSubmitted submitted = submit_infer(admission_, std::move(admission), pending, std::move(done));
+  if (!submitted.status.is_ok()) reactor->Finish(to_grpc_status(submitted.status));
   return reactor;
+}
+
+grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>*
+KserveGrpcService::ModelStreamInfer(grpc::CallbackServerContext* context) {
+  return new StreamInferReactor(models_, admission_, shm_, context);
 }
 
 }  // namespace tessera::kserve

@@ -15,14 +15,18 @@ class ModelRepository;
 
 namespace tessera::kserve {
 
-// ModelInfer decodes the request, hands it to admission and the queue and returns its reactor at
-// once; the worker's callback encodes the response and finishes the RPC. Health, metadata and
+class SharedMemoryRegistry;
+
+// ModelInfer decodes the request, hands its images to admission and the queue (infer_batch.h) and
+// returns its reactor at once; the last image's callback encodes the response and finishes the
+// RPC. ModelStreamInfer does the same per message of a stream. Health, metadata and
 // the repository extension answer inline (a load only starts: it runs on the repository's loader
 // thread). ServerReady and ModelReady say false once the daemon drains.
 class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
  public:
-  // Images are checked against the queue's decode limits.
-  KserveGrpcService(ModelRepository& models, InferenceQueue& queue);
+  // Images are checked against the queue's decode limits. `shm`: the system shared-memory
+  // regions (kserve_grpc_shared_memory.cc), shared with REST; null: those RPCs are UNIMPLEMENTED.
+  KserveGrpcService(ModelRepository& models, InferenceQueue& queue, SharedMemoryRegistry* shm = nullptr);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -42,6 +46,9 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
   grpc::ServerUnaryReactor* ModelInfer(grpc::CallbackServerContext* context,
                                        const inference::ModelInferRequest* request,
                                        inference::ModelInferResponse* response) override;
+  // Triton's streaming extension (kserve_stream_infer.h).
+  grpc::ServerBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>* ModelStreamInfer(
+      grpc::CallbackServerContext* context) override;
 
   // The repository extension (kserve_grpc_repository.cc), over the same ModelRepository as REST's
   // /v2/repository/* and tessera.v1's GetModelIndex/LoadModel/UnloadModel.
@@ -55,11 +62,31 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
                                                   const inference::RepositoryModelUnloadRequest* request,
                                                   inference::RepositoryModelUnloadResponse* response) override;
 
+  // The system shared-memory extension (kserve_grpc_shared_memory.cc).
+  grpc::ServerUnaryReactor* SystemSharedMemoryStatus(grpc::CallbackServerContext* context,
+                                                     const inference::SystemSharedMemoryStatusRequest* request,
+                                                     inference::SystemSharedMemoryStatusResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryRegister(
+      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryRegisterRequest* request,
+      inference::SystemSharedMemoryRegisterResponse* response) override;
+  grpc::ServerUnaryReactor* SystemSharedMemoryUnregister(
+      grpc::CallbackServerContext* context, const inference::SystemSharedMemoryUnregisterRequest* request,
+      inference::SystemSharedMemoryUnregisterResponse* response) override;
+  // Triton's model configuration and statistics extensions (kserve_grpc_config.cc), the same
+  // answers as REST's /v2/models/{m}/config and /v2/models[/{m}]/stats.
+  grpc::ServerUnaryReactor* ModelConfig(grpc::CallbackServerContext* context,
+                                        const inference::ModelConfigRequest* request,
+                                        inference::ModelConfigResponse* response) override;
+  grpc::ServerUnaryReactor* ModelStatistics(grpc::CallbackServerContext* context,
+                                            const inference::ModelStatisticsRequest* request,
+                                            inference::ModelStatisticsResponse* response) override;
+
   // ModelInfer calls waiting for the queue; shutdown drains them.
   InFlightTracker& in_flight() { return in_flight_; }
 
  private:
   ModelRepository& models_;
+  SharedMemoryRegistry* shm_;
   InFlightTracker in_flight_;
   Admission admission_;  // over in_flight_
 };

@@ -15,9 +15,14 @@
 #include "server/http/url.h"
 #include "server/kserve/decode_json.h"
 #include "server/kserve/error_json.h"
+#include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/metadata.h"
+#include "server/kserve/model_config.h"
 #include "server/kserve/serving.h"
+#include "server/kserve/shared_memory_http.h"
+#include "server/kserve/shared_memory_params.h"
+#include "server/kserve/statistics.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
@@ -40,7 +45,7 @@ HttpResponse error_response(const Status& status) { return make_error_response(s
 struct ModelPath {
   std::string model;
   std::string version;
-  std::string action;  // "", "ready" or "infer"
+  std::string action;  // "", "ready", "infer", "config" or "stats"
 };
 
 std::optional<ModelPath> parse_model_path(std::string_view rest) {
@@ -62,7 +67,9 @@ std::optional<ModelPath> parse_model_path(std::string_view rest) {
   }
   if (segments.size() == next + 1) {
     path.action = segments[next];
-    if (path.action != "ready" && path.action != "infer") return std::nullopt;
+    if (path.action != "ready" && path.action != "infer" && path.action != "config" && path.action != "stats") {
+      return std::nullopt;
+    }
   } else if (segments.size() != next) {
     return std::nullopt;
   }
@@ -97,16 +104,34 @@ HttpResponse repository_response(ModelRepository& models, std::string_view rest)
   return make_json_response(200, {{"name", *name}, {"state", action == "load" ? "LOADING" : "UNAVAILABLE"}});
 }
 
-// The decoded request and its model, kept alive by the job's callback (the job points into it).
-struct PendingInfer {
-  InferRequest request;
-  KserveModel model;
-};
+// Triton's statistics extension: GET /v2/models[/{m}[/versions/{v}]]/stats.
+HttpResponse statistics_response(const ModelRepository& models, std::string_view name, std::string_view version) {
+  auto stats = model_statistics(models, name, version);
+  return stats ? make_json_response(200, statistics_json(*stats)) : error_response(stats.status());
+}
+
+// Triton's model configuration extension: GET /v2/models/{m}[/versions/{v}]/config.
+HttpResponse config_response(const ServedModel& model) {
+  auto config = model_config_json(make_model_config(model));
+  return config ? make_json_response(200, *config) : error_response(config.status());
+}
+
+constexpr const char* kHeaderLength = "Inference-Header-Content-Length";
+
+// The answer to an inference: JSON, or with binary outputs the JSON header and their bytes.
+HttpResponse infer_answer(const PendingInfer& pending, const ImageScores& scores) {
+  HttpInferBody body = infer_response_http(pending.request, pending.model.signature, scores);
+  if (!body.binary) return make_text_response(200, std::move(body.body), "application/json");
+  HttpResponse res = make_text_response(200, std::move(body.body), "application/octet-stream");
+  res.set(kHeaderLength, std::to_string(body.json_length));
+  return res;
+}
 
 }  // namespace
 
-KserveHttp::KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple)
-    : models_(models), admission_(admission), json_body_multiple_(json_body_multiple) {}
+KserveHttp::KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple,
+                       SharedMemoryRegistry* shm)
+    : models_(models), admission_(admission), json_body_multiple_(json_body_multiple), shm_(shm) {}
 
 uint64_t KserveHttp::body_limit(const ModelRepository& models, const HttpRequestHeader& header, uint64_t limit,
                                 uint32_t json_body_multiple) {
@@ -118,7 +143,7 @@ uint64_t KserveHttp::body_limit(const ModelRepository& models, const HttpRequest
   }
   auto model = find_model(models, parsed->model, parsed->version);
   if (!model) return std::min(limit, kNoBodyRouteLimit);
-  return std::min(limit, json_body_limits(model->signature, json_body_multiple).max_bytes);
+  return std::min(limit, infer_body_limit(model->signature, json_body_multiple));
 }
 
 void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
@@ -136,7 +161,7 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   };
 
   if (path == "/v2") {
-    return reply(get ? make_json_response(200, server_metadata_json(server_version()))
+    return reply(get ? make_json_response(200, server_metadata_json(server_version(), shm_ != nullptr && shm_->allowed()))
                      : method_not_allowed("GET, HEAD", error_body));
   }
   if (path == "/v2/health/live") {
@@ -146,9 +171,16 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
     if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
     return reply(not_ready().value_or(make_json_response(200, {{"ready", true}})));
   }
+  if (shm_ != nullptr && (path == kSharedMemoryPath || path.starts_with(std::string(kSharedMemoryPath) + "/"))) {
+    return reply(shared_memory_response(*shm_, method, path, request.body()));
+  }
   if (path.starts_with(kRepositoryPrefix)) {
     if (method != http::verb::post) return reply(method_not_allowed("POST", error_body));
     return reply(repository_response(models_, std::string_view(path).substr(kRepositoryPrefix.size())));
+  }
+  if (path == "/v2/models/stats") {  // the statistics extension: every model
+    if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
+    return reply(statistics_response(models_, "", ""));
   }
   const auto parsed = path.starts_with(kModelsPrefix)
                           ? parse_model_path(std::string_view(path).substr(kModelsPrefix.size()))
@@ -160,8 +192,10 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
     return infer(request, respond, parsed->model, parsed->version);
   }
   if (!get) return reply(method_not_allowed("GET, HEAD", error_body));
+  if (parsed->action == "stats") return reply(statistics_response(models_, parsed->model, parsed->version));
   auto model = find_model(models_, parsed->model, parsed->version);
   if (!model) return reply(error_response(model.status()));
+  if (parsed->action == "config") return reply(config_response(*model->served));
   if (parsed->action == "ready") {
     return reply(not_ready().value_or(make_json_response(200, {{"name", model->signature.name}, {"ready", true}})));
   }
@@ -176,43 +210,41 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   admission.version = version;
   admission.id_rule = RequestIdRule::kReplace;  // the id is in the body: until it is decoded, a fresh one
   admission.bytes = request.body().size();
-  auto refuse = [&](const Admitted& refused) {
-    HttpResponse res = error_response(refused.status());
-    res.set("X-Request-Id", refused.request_id());
-    respond(std::move(res));
-  };
-
-  if (!request["Inference-Header-Content-Length"].empty()) {
-    return refuse(admission_.refuse(
-        admission, Status::invalid_argument(
-                       "the binary tensor data extension is not supported; send the tensor data in the JSON body")));
-  }
-  auto model = find_model(models_, model_name, version);
-  if (!model) return refuse(admission_.refuse(admission, model.status()));
-  const JsonBodyLimits json_limits = json_body_limits(model->signature, json_body_multiple_);
-  auto decoded = decode_infer_request_body(request.body(), model->signature, admission_.queue().options().decode_limits,
-                                           &json_limits);
-  if (!decoded) return refuse(admission_.refuse(admission, decoded.status()));
-
-  auto pending = std::make_shared<PendingInfer>();
-  pending->request = std::move(decoded).value();
-  pending->model = std::move(model).value();
-  admission.request_id = pending->request.id;
-  admission.top_k = static_cast<uint64_t>(pending->request.top_k());
-  admission.input = job_input(pending->request.input);
-  // Runs on the version it was decoded against, which the response names.
-  admission.resolved = pending->model.served;
-  Admitted admitted = admission_.admit(std::move(admission));
-  if (!admitted) return refuse(admitted);
-  // This view dies with the request's handling; the callback holds only what lives longer.
-  admitted->done = [respond, pending, request_id = admitted.request_id()](Result<ClassifyResult> result) {
-    HttpResponse res = result ? make_json_response(200, infer_response_json(pending->request, pending->model.signature,
-                                                                            result->probabilities))
-                              : error_response(result.status());
+  auto refuse = [&](const std::string& request_id, const Status& status) {
+    HttpResponse res = error_response(status);
     res.set("X-Request-Id", request_id);
     respond(std::move(res));
   };
-  admission_.submit(std::move(admitted));
+  auto refuse_here = [&](const Status& status) {
+    const Admitted refused = admission_.refuse(admission, status);
+    refuse(refused.request_id(), refused.status());
+  };
+
+  auto model = find_model(models_, model_name, version);
+  if (!model) return refuse_here(model.status());
+  const JsonBodyLimits json_limits = json_body_limits(model->signature, json_body_multiple_);
+  const auto header_length = request.find(kHeaderLength);
+  auto pending = std::make_shared<PendingInfer>();
+  pending->shm.registry = shm_;
+  auto decoded = decode_infer_request_body(
+      request.body(), model->signature, admission_.queue().options().decode_limits, &json_limits,
+      header_length == request.end() ? std::nullopt : std::optional<std::string_view>(header_length->value()),
+      &pending->shm);
+  if (!decoded) return refuse_here(decoded.status());
+
+  pending->request = std::move(decoded).value();
+  pending->model = std::move(model).value();
+  admission.request_id = pending->request.id;
+  // The callback runs after this view is gone: it holds only what lives longer.
+  auto done = [respond, pending](const std::string& request_id, Result<ImageScores> scores) {
+    Status status = scores.status();
+    if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first
+    HttpResponse res = status.is_ok() ? infer_answer(*pending, *scores) : error_response(status);
+    res.set("X-Request-Id", request_id);
+    respond(std::move(res));
+  };
+  const InferSubmitted submitted = submit_infer(admission_, std::move(admission), pending, std::move(done));
+  if (!submitted.status.is_ok()) refuse(submitted.request_id, submitted.status);
 }
 
 }  // namespace tessera::kserve

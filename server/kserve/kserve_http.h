@@ -3,11 +3,15 @@
 //   GET  /v2/health/live, /v2/health/ready            200, or 400 when not ready (draining)
 //   GET  /v2/models/{m}[/versions/{v}]                model metadata
 //   GET  /v2/models/{m}[/versions/{v}]/ready          200, 400 when draining, 404 unknown model
-//   POST /v2/models/{m}[/versions/{v}]/infer          inference (JSON body; decode_json.h)
+//   POST /v2/models/{m}[/versions/{v}]/infer          inference (JSON body, or JSON + binary
+//                                                      tensor data; decode_json.h)
+//   /v2/systemsharedmemory/...                        system shared memory (shared_memory_http.h)
 // Errors are {"error": "<message>"} with the status of http_status_for() in http/responses.h (a
 // full queue: 503 with Retry-After). HEAD is answered like GET without the body. An infer body
-// may be at most the model's JSON limit (decode_json.h, json_body_limits with
-// --kserve-json-body-multiple); the other routes read no body and take at most kNoBodyRouteLimit.
+// may be at most the model's limit (decode_json.h, infer_body_limit with
+// --kserve-json-body-multiple: the JSON's bound plus a max batch of binary FP32 inputs); the other
+// routes read no body and take at most kNoBodyRouteLimit. With binary outputs the answer is
+// application/octet-stream with Inference-Header-Content-Length, as Triton sends it.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +26,8 @@ class ModelRepository;
 
 namespace tessera::kserve {
 
+class SharedMemoryRegistry;
+
 // The body limit of routes that do not read their body.
 inline constexpr uint64_t kNoBodyRouteLimit = 64 << 10;
 
@@ -29,11 +35,13 @@ inline constexpr uint64_t kNoBodyRouteLimit = 64 << 10;
 // `admission`, the HTTP routes' (whose in-flight tracker shutdown drains; readiness reads it).
 class KserveHttp {
  public:
-  // `json_body_multiple`: json_body_limits' multiple for infer bodies.
-  KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple);
+  // `json_body_multiple`: json_body_limits' multiple for infer bodies. `shm`: the system
+  // shared-memory regions, shared with gRPC; null: /v2/systemsharedmemory is 404.
+  KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple,
+             SharedMemoryRegistry* shm = nullptr);
 
   // HttpHandler::body_limit for a request under /v2, at most `limit`: an infer request's model's
-  // JSON byte limit (an unknown model's: kNoBodyRouteLimit; the answer is 404 anyway).
+  // infer_body_limit (an unknown model's: kNoBodyRouteLimit; the answer is 404 anyway).
   static uint64_t body_limit(const ModelRepository& models, const HttpRequestHeader& header, uint64_t limit,
                              uint32_t json_body_multiple);
 
@@ -47,6 +55,7 @@ class KserveHttp {
   ModelRepository& models_;
   Admission& admission_;
   const uint32_t json_body_multiple_;
+  SharedMemoryRegistry* shm_;
 };
 
 }  // namespace tessera::kserve

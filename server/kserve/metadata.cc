@@ -33,18 +33,23 @@ std::vector<std::string> versions(const ModelSignature& m) {
 
 }  // namespace
 
-std::vector<std::string> server_extensions() { return {"classification", "model_repository"}; }
+std::vector<std::string> server_extensions(bool shared_memory) {
+  std::vector<std::string> out = {"classification", "model_repository", "model_configuration", "statistics",
+                                  "binary_tensor_data"};
+  if (shared_memory) out.emplace_back("system_shared_memory");
+  return out;
+}
 
-inference::ServerMetadataResponse make_server_metadata(std::string_view server_version) {
+inference::ServerMetadataResponse make_server_metadata(std::string_view server_version, bool shared_memory) {
   inference::ServerMetadataResponse r;
   r.set_name(std::string(kServerName));
   r.set_version(std::string(server_version));
-  for (const std::string& e : server_extensions()) r.add_extensions(e);
+  for (const std::string& e : server_extensions(shared_memory)) r.add_extensions(e);
   return r;
 }
 
-nlohmann::json server_metadata_json(std::string_view server_version) {
-  return {{"name", kServerName}, {"version", server_version}, {"extensions", server_extensions()}};
+nlohmann::json server_metadata_json(std::string_view server_version, bool shared_memory) {
+  return {{"name", kServerName}, {"version", server_version}, {"extensions", server_extensions(shared_memory)}};
 }
 
 inference::ModelMetadataResponse make_model_metadata(const ModelSignature& model) {

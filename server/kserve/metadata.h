@@ -14,12 +14,14 @@ namespace tessera::kserve {
 
 inline constexpr std::string_view kServerName = "tesserad";
 
-// The protocol extensions the codec implements: "classification" only (no binary tensor data,
-// model repository, statistics, sequences, ...).
-std::vector<std::string> server_extensions();
+// The protocol extensions tesserad implements, by Triton's names: "classification",
+// "model_repository", "model_configuration", "statistics", "binary_tensor_data", and
+// "system_shared_memory" when `shared_memory` (--allow-client-shm) is on; not CUDA shared memory,
+// sequences, trace or logging.
+std::vector<std::string> server_extensions(bool shared_memory);
 
-inference::ServerMetadataResponse make_server_metadata(std::string_view server_version);
-nlohmann::json server_metadata_json(std::string_view server_version);
+inference::ServerMetadataResponse make_server_metadata(std::string_view server_version, bool shared_memory);
+nlohmann::json server_metadata_json(std::string_view server_version, bool shared_memory);
 
 // Advertises the model's input as FP32 [1,C,H,W] and its output as FP32 [1,N]. The other input
 // forms (BYTES image, UINT8 pixels; infer_request.h) are accepted but not listed: the protocol

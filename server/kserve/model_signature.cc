@@ -15,6 +15,7 @@ ModelSignature make_model_signature(const ServedModel& model) {
   s.width = config.input.width;
   s.num_classes = model.num_classes();
   s.labels = config.labels;
+  s.max_batch = static_cast<int>(model.batching.max_batch);
   return s;
 }
 

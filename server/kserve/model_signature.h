@@ -24,6 +24,7 @@ struct ModelSignature {
   std::string output_name = "probabilities";
   int num_classes = 0;
   std::vector<std::string> labels;  // per class index; may be shorter than num_classes
+  int max_batch = 1;                // images one request may carry (model.toml's [batching] max_batch)
 };
 
 ModelSignature make_model_signature(const ServedModel& model);

@@ -1,10 +1,13 @@
 #include "server/metrics/exposition.h"
 
+#include <prometheus/metric_family.h>
 #include <prometheus/text_serializer.h>
 
 #include <cmath>
 #include <cstddef>
+#include <iterator>
 #include <stdexcept>
+#include <vector>
 
 namespace tessera::metrics {
 namespace {
@@ -44,6 +47,15 @@ size_t utf8_sequence_length(std::string_view s, size_t i) {
 
 std::string expose(const prometheus::Collectable& collectable) {
   return prometheus::TextSerializer().Serialize(collectable.Collect());
+}
+
+std::string expose(std::initializer_list<const prometheus::Collectable*> collectables) {
+  std::vector<prometheus::MetricFamily> families;
+  for (const prometheus::Collectable* c : collectables) {
+    std::vector<prometheus::MetricFamily> more = c->Collect();
+    families.insert(families.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 prometheus::Histogram::BucketBoundaries exponential_buckets(double start, double factor, int count) {

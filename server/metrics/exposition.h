@@ -7,6 +7,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/histogram.h>
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,8 @@ inline constexpr std::string_view kContentType = "text/plain; version=0.0.4; cha
 // by prometheus-cpp's TextSerializer. Families without any series are left out. The serializer
 // escapes label values but not HELP texts: a HELP text must not hold a backslash or a newline.
 std::string expose(const prometheus::Collectable& collectable);
+// The same of several collectables, one after the other (their family names must differ).
+std::string expose(std::initializer_list<const prometheus::Collectable*> collectables);
 
 // `count` bucket bounds start, start*factor, start*factor^2, ... (start > 0, factor > 1,
 // count >= 1; throws std::invalid_argument otherwise). prometheus-cpp 1.0 has no such helper.

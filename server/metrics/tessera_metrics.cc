@@ -1,5 +1,6 @@
 #include "server/metrics/tessera_metrics.h"
 
+#include "server/metrics/build_info.h"
 #include "server/metrics/exposition.h"
 
 namespace tessera::metrics {
@@ -91,11 +92,6 @@ TesseraMetrics::TesseraMetrics()
                    .Register(registry_)
                    .Add({}),
               &BuildGauge()
-                   .Name("tessera_images_per_second")
-                   .Help("Images answered per second over the recent window.")
-                   .Register(registry_)
-                   .Add({}),
-              &BuildGauge()
                    .Name("tessera_uptime_seconds")
                    .Help("Seconds since the daemon started.")
                    .Register(registry_)
@@ -109,7 +105,14 @@ TesseraMetrics::TesseraMetrics()
                    .Name("tessera_http_connections_refused_total")
                    .Help("HTTP connections accepted and closed at once because --max-connections were open.")
                    .Register(registry_)
-                   .Add({})} {}
+                   .Add({})} {
+  BuildGauge()
+      .Name("tessera_build_info")
+      .Help("The build of this tesserad: version, git revision, build type, compiler, CPU, xrt backend (always 1).")
+      .Register(registry_)
+      .Add(build_info_labels())
+      .Set(1);
+}
 
 ModelSeries TesseraMetrics::add_model(const std::string& model, const std::vector<std::string>& stages) {
   const prometheus::Labels labels = {{"model", label_value(model)}};
@@ -124,7 +127,8 @@ ModelSeries TesseraMetrics::add_model(const std::string& model, const std::vecto
   return series;
 }
 
-DeviceSeries TesseraMetrics::add_device(const prometheus::Labels& device_labels, const DeviceIdentity& identity) {
+DeviceSeries TesseraMetrics::add_device(unsigned index, const DeviceIdentity& identity) {
+  const prometheus::Labels device_labels = {{"device", std::to_string(index)}};
   const prometheus::Labels info = {{"kind", label_value(identity.kind)},
                                    {"name", label_value(identity.name)},
                                    {"board", label_value(identity.board)}};
@@ -150,6 +154,6 @@ prometheus::Counter& TesseraMetrics::fleet_bad_answers(const std::string& peer) 
   return fleet_bad_answers_family_.Add({{"peer", label_value(peer)}});
 }
 
-std::string TesseraMetrics::expose() const { return metrics::expose(registry_); }
+std::string TesseraMetrics::expose() const { return metrics::expose({&registry_, &process_}); }
 
 }  // namespace tessera::metrics

@@ -5,9 +5,10 @@
 //
 // Series come in three scopes, each a small struct of pointers into the registry (valid as long
 // as the TesseraMetrics): the daemon's (requests, readiness, uptime), one served model's
-// (`model` label) and one device's. A device's series carry the labels add_device() is given on
-// top of their own: {} where one daemon drives one device, and {{"device", "0"}}, ... where it
-// drives several (--devices, instance groups).
+// (`model` label) and one device's. A device's series carry a `device` label (its index, "0",
+// "1", ...) whether the daemon drives one device or several (--devices, instance groups): a
+// series' identity does not change with the device count. Beside them: tessera_build_info and the
+// standard process_* series (process_collector.h).
 #pragma once
 
 #include <prometheus/counter.h>
@@ -20,12 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "server/metrics/process_collector.h"
+
 namespace tessera::metrics {
 
 // The daemon's own series, set at each scrape.
 struct DaemonSeries {
   prometheus::Gauge* ready = nullptr;                       // tessera_ready
-  prometheus::Gauge* images_per_second = nullptr;           // tessera_images_per_second
   prometheus::Gauge* uptime = nullptr;                      // tessera_uptime_seconds
   prometheus::Gauge* http_connections_open = nullptr;       // tessera_http_connections_open
   prometheus::Counter* http_connections_refused = nullptr;  // tessera_http_connections_refused_total
@@ -65,9 +67,9 @@ class TesseraMetrics {
   // The series of model `model`, created at 0 so they exist before its first request;
   // stage_latency holds one histogram per entry of `stages`, in that order.
   ModelSeries add_model(const std::string& model, const std::vector<std::string>& stages);
-  // The series of one device, labelled `device_labels` (see the top of this file), and its
-  // tessera_device_info series set to 1.
-  DeviceSeries add_device(const prometheus::Labels& device_labels, const DeviceIdentity& identity);
+  // The series of device `index`, labelled device="<index>", and its tessera_device_info series
+  // set to 1.
+  DeviceSeries add_device(unsigned index, const DeviceIdentity& identity);
 
   // tessera_requests_total for one model, door (`api`) and outcome (a gRPC status code name),
   // created on first use. A map lookup under the family's lock: cheap next to a run.
@@ -76,7 +78,7 @@ class TesseraMetrics {
   prometheus::Counter& fleet_bad_answers(const std::string& peer);
   const DaemonSeries& daemon() const { return daemon_; }
 
-  // The text exposition of everything above (metrics::kContentType).
+  // The text exposition of everything above and of the process collector (metrics::kContentType).
   std::string expose() const;
 
  private:
@@ -97,6 +99,7 @@ class TesseraMetrics {
   prometheus::Family<prometheus::Gauge>& device_serving_family_;
   prometheus::Family<prometheus::Counter>& fleet_bad_answers_family_;
   DaemonSeries daemon_;
+  ProcessCollector process_;
 };
 
 }  // namespace tessera::metrics

@@ -23,6 +23,7 @@
 
 #include "accel/common/status.h"
 #include "accel/runtime/engine.h"
+#include "server/models/model_statistics.h"
 
 namespace tessera {
 
@@ -41,6 +42,8 @@ struct ServedModel {
   std::string device;             // "emu" | "xrt" | "host" (fp32)
   std::vector<unsigned> devices;  // int8: the daemon's device instances it runs on (indices)
   int64_t version = 1;            // its numbered subfolder, 1 for an unversioned folder
+  // What this version has served (the statistics extension); recorded through a const ServedModel.
+  std::unique_ptr<ModelStatistics> statistics = std::make_unique<ModelStatistics>();
 
   const ModelConfig& config() const { return engine->config(); }
   const std::string& name() const { return config().name; }

@@ -84,7 +84,8 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
     return reply(get ? make_text_response(200, "ok\n") : method_not_allowed("GET, HEAD"));
   }
   if (path.starts_with("/v2/") || path == "/v2") {
-    return kserve::KserveHttp(models_, admission_, json_body_multiple_).handle(std::move(request), std::move(respond));
+    return kserve::KserveHttp(models_, admission_, json_body_multiple_, shm_)
+        .handle(std::move(request), std::move(respond));
   }
   if (path.starts_with("/v1/") || path == "/v1") {
     return reply(make_error_response(Status::not_found("no such endpoint: " + std::string(path))));

@@ -23,6 +23,9 @@ class ServerStats;
 namespace fleet {
 class FleetService;
 }  // namespace fleet
+namespace kserve {
+class SharedMemoryRegistry;
+}  // namespace kserve
 
 class HttpRoutes final : public HttpHandler {
  public:
@@ -41,6 +44,8 @@ class HttpRoutes final : public HttpHandler {
   // The multiple of a model's input a KServe JSON body may be (kserve::json_body_limits); before
   // the server starts.
   void set_json_body_multiple(uint32_t multiple) { json_body_multiple_ = multiple; }
+  // KServe's /v2/systemsharedmemory over these regions (shared with gRPC); before the server starts.
+  void set_shared_memory(kserve::SharedMemoryRegistry* shm) { shm_ = shm; }
 
   // Classify requests waiting for the queue and open event streams; shutdown drains them.
   InFlightTracker& in_flight() { return in_flight_; }
@@ -61,6 +66,7 @@ class HttpRoutes final : public HttpHandler {
   Admission admission_;  // over in_flight_
   EventStreamHub event_streams_;
   uint32_t json_body_multiple_;
+  kserve::SharedMemoryRegistry* shm_ = nullptr;
 };
 
 }  // namespace tessera

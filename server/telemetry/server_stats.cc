@@ -29,11 +29,8 @@ ServerStats::ServerStats(const ModelRepository* repository, std::vector<DeviceLa
   if (repository_) {
     for (const std::string& name : repository_->names()) add_model(name);
   }
-  // One device: no `device` label (see metrics/tessera_metrics.h); several: device="0", ...
   for (const DeviceLabels& device : devices_) {
-    prometheus::Labels labels;
-    if (devices_.size() > 1) labels = {{"device", std::to_string(device.index)}};
-    device_series_.push_back(metrics_.add_device(labels, {device.kind, device.name, device.board}));
+    device_series_.push_back(metrics_.add_device(device.index, {device.kind, device.name, device.board}));
   }
 }
 
@@ -261,7 +258,6 @@ std::string ServerStats::expose_metrics() const {
     series_of(model.name).queue_depth->Set(static_cast<double>(model.queue_depth));
   }
   const metrics::DaemonSeries& daemon = metrics_.daemon();
-  daemon.images_per_second->Set(s.images_per_second);
   daemon.ready->Set(s.ready ? 1.0 : 0.0);
   daemon.uptime->Set(std::chrono::duration<double>(Clock::now() - started_).count());
   if (connection_figures_) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine benchmark of the README's performance section: builds, makes the zoo if needed,
+# The engine benchmark of docs/performance.md: builds, makes the zoo if needed,
 # then runs Tessera's engines and OpenCV's DNN module on the same models, one after the other,
 # on this machine. Usage: tests/bench/run_bench.sh [SECONDS_PER_CONFIG]
 set -euo pipefail

@@ -17,7 +17,8 @@ compose.yaml:
   C2 every build context/dockerfile and every bind-mount source exists (relative to compose.yaml)
   C3 images pinned (tag, not latest); tesserad publishes 50051 and 8080
   C4 Grafana is provisioned: a datasource file pointing at the prometheus service and a dashboard
-     provider whose path is where the dashboards directory is mounted
+     provider whose path is where the dashboards directory is mounted; a dashboard whose
+     datasource is its `datasource` variable finds a provisioned default of that type
   C5 Prometheus' mounted config names the tesserad service as a target and the mounted rules
 
 usage: check_docker.py SOURCE_DIR
@@ -163,7 +164,15 @@ def check_compose(source, c):
                 with open(f) as fh:
                     dash = json.load(fh)
                 used = {p.get("datasource", {}).get("uid") for p in dash.get("panels", []) if p.get("type") != "row"}
-                c.check(used and used <= uids, f"C4 {os.path.basename(f)}'s panels use the provisioned datasource {uids}")
+                variables = {v["name"]: v for v in dash.get("templating", {}).get("list", [])}
+                if used == {"${datasource}"}:
+                    # The datasource is an input (a template variable): with no saved choice Grafana
+                    # takes the default datasource of the variable's type, so one must be provisioned.
+                    kind = variables.get("datasource", {}).get("query")
+                    c.check(any(d.get("type") == kind and d.get("isDefault") for d in datasources),
+                            f"C4 {os.path.basename(f)}'s datasource variable ({kind}) has a provisioned default")
+                else:
+                    c.check(used and used <= uids, f"C4 {os.path.basename(f)}'s panels use the provisioned datasource {uids}")
     prom = mounts.get(("prometheus", "/etc/prometheus/prometheus.yml"))
     if c.check(prom and os.path.isfile(prom), "C5 prometheus mounts a config"):
         with open(prom) as f:

@@ -9,6 +9,9 @@
   G3 the fleet overview shows boards up, images/s, p99, power, energy per image, temperature and
      batch sizes
   G4 the check is not vacuous: a made-up metric name in a query is caught
+  G5 the datasource is the dashboard's input, not a uid of one Grafana: a `datasource` template
+     variable of type datasource (Prometheus), and every datasource reference (panels, targets,
+     variables) is ${datasource}; a hard-coded uid is caught (not vacuous either)
 (The fleet test, tests/integration/test_fleet.cc, runs every query on a real Prometheus.)
 
 usage: check_grafana.py SOURCE_DIR TESSERAD
@@ -64,6 +67,39 @@ def exported_names(exposition):
     return names
 
 
+def datasource_refs(node, path="dashboard"):
+    """(path, uid) of every datasource reference in a dashboard's JSON (a dict's uid, or a plain string)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "datasource" and value is not None:
+                yield f"{path}.datasource", value.get("uid") if isinstance(value, dict) else value
+            else:
+                yield from datasource_refs(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from datasource_refs(value, f"{path}[{i}]")
+
+
+def hard_coded_datasources(dash):
+    """The datasource references that are not the ${datasource} variable."""
+    return [(path, uid) for path, uid in datasource_refs(dash) if uid not in ("${datasource}", "$datasource")]
+
+
+def check_datasource_input(c, dash):
+    variables = {v["name"]: v for v in dash.get("templating", {}).get("list", [])}
+    ds = variables.get("datasource", {})
+    c.check(ds.get("type") == "datasource" and ds.get("query") == "prometheus",
+            f"G5 a datasource template variable of Prometheus datasources: {ds}")
+    c.check(not ds.get("current"), "G5 the variable has no saved choice (Grafana picks its default Prometheus)")
+    c.check("__inputs" not in dash, "G5 no __inputs: file provisioning does not substitute them")
+    refs = list(datasource_refs(dash))
+    c.check(len(refs) >= 20, f"G5 {len(refs)} datasource references found")
+    c.check(not hard_coded_datasources(dash), f"G5 hard-coded datasources: {hard_coded_datasources(dash)}")
+    mutated = json.loads(json.dumps(dash))
+    mutated["panels"][-1]["targets"][0]["datasource"] = {"type": "prometheus", "uid": "tessera-prometheus"}
+    c.check(hard_coded_datasources(mutated) != [], "G5 a hard-coded uid is caught")
+
+
 def main(source, tesserad):
     c = Checks("grafana")
     with open(os.path.join(source, "deploy", "grafana", "dashboards", "tessera-fleet.json")) as f:
@@ -78,6 +114,7 @@ def main(source, tesserad):
     c.check(len(queries) >= 10, f"G1 {len(queries)} panel queries")
     per_board = [p for p in panels if any("$instance" in t["expr"] for t in p.get("targets", []))]
     c.check(len(per_board) >= 8, f"G1 {len(per_board)} panels follow the board selection")
+    check_datasource_input(c, dash)
 
     recorded = set()
     for f in ("recording.yml",):

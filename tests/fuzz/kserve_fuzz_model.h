@@ -1,5 +1,5 @@
 // The model signature the KServe fuzz targets decode against: the bundled model's shape
-// (1 x 28 x 28 in, ten classes out).
+// (1 x 28 x 28 in, ten classes out) and tesserad's default max batch (8 images a request).
 #pragma once
 
 #include "server/kserve/model_signature.h"
@@ -14,6 +14,7 @@ inline kserve::ModelSignature fuzz_model_signature() {
   model.height = 28;
   model.width = 28;
   model.num_classes = 10;
+  model.max_batch = 8;
   model.labels = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag"};
   return model;
 }

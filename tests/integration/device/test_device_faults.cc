@@ -56,7 +56,7 @@ class DeviceFaultTest : public ::testing::Test {
   // The value of tessera_device_errors_total in /metrics (-1 when absent).
   double device_errors() {
     const std::string body = http_->get("/metrics").body;
-    const std::string name = "\ntessera_device_errors_total ";
+    const std::string name = "\ntessera_device_errors_total{device=\"0\"} ";
     const size_t at = body.find(name);
     return at == std::string::npos ? -1 : std::stod(body.substr(at + name.size()));
   }

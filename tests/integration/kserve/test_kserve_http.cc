@@ -81,7 +81,7 @@ TEST_F(KserveHttpTest, HealthAndMetadata) {
   json body = json::parse(reply.body);
   EXPECT_EQ(body["name"], "tesserad");
   EXPECT_FALSE(body["version"].get<std::string>().empty());
-  EXPECT_EQ(body["extensions"], json({"classification", "model_repository"}));
+  EXPECT_EQ(body["extensions"], json({"classification", "model_repository", "model_configuration", "statistics", "binary_tensor_data"}));
 
   for (const std::string target : {"/v2/models/fashion-mnist", "/v2/models/fashion-mnist/versions/1"}) {
     reply = client_->get(target);
@@ -107,7 +107,7 @@ TEST_F(KserveHttpTest, UnknownModelsVersionsAndPathsAre404) {
   expect_error(client_->post("/v2/models/no-such-model/infer", image_body(read_binary(images_[0].png)).dump(),
                              "application/json"),
                404, "no-such-model");
-  expect_error(client_->get("/v2/models/fashion-mnist/stats"), 404);
+  expect_error(client_->get("/v2/models/fashion-mnist/trace/setting"), 404);  // no trace extension
   expect_error(client_->get("/v2/nothing"), 404);
   const HttpReply wrong_method = client_->get(kInfer);
   expect_error(wrong_method, 405);

@@ -77,7 +77,7 @@ TEST_F(TelemetryTest, MetricsPassPromtoolAndCountTheRequests) {
   HttpReply reply;
   for (int i = 0; i < 100; ++i) {
     reply = http.get("/metrics");
-    if (sample_value(reply.body, "tessera_energy_joules_total").value_or(0) > 0) break;
+    if (sample_value(reply.body, "tessera_energy_joules_total{device=\"0\"}").value_or(0) > 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_EQ(reply.status, 200) << reply.error;
@@ -89,9 +89,9 @@ TEST_F(TelemetryTest, MetricsPassPromtoolAndCountTheRequests) {
   EXPECT_EQ(sample_value(text, "tessera_batch_size_sum{model=\"fashion-mnist\"}"), 5.0);
   EXPECT_EQ(sample_value(text, "tessera_queue_depth{model=\"fashion-mnist\"}"), 0.0);
   EXPECT_EQ(sample_value(text, "tessera_ready"), 1.0);
-  EXPECT_GT(sample_value(text, "tessera_power_watts").value_or(0), 0.0) << "the emulator's power model";
-  EXPECT_GT(sample_value(text, "tessera_energy_joules_total").value_or(0), 0.0);
-  EXPECT_NE(text.find("tessera_device_info{board=\"zcu102\",kind=\"emu\""), std::string::npos);
+  EXPECT_GT(sample_value(text, "tessera_power_watts{device=\"0\"}").value_or(0), 0.0) << "the emulator's power model";
+  EXPECT_GT(sample_value(text, "tessera_energy_joules_total{device=\"0\"}").value_or(0), 0.0);
+  EXPECT_NE(text.find("tessera_device_info{board=\"zcu102\",device=\"0\",kind=\"emu\""), std::string::npos);
 
   if (!std::filesystem::exists(kPromtool)) GTEST_SKIP() << kPromtool << " missing (Debian package prometheus)";
   const auto file = std::filesystem::temp_directory_path() / ("tessera-metrics-" + std::to_string(getpid()) + ".txt");

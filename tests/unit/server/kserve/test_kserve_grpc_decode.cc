@@ -31,9 +31,9 @@ TEST(KserveGrpcDecode, BytesInContents) {
   auto r = decode(grpc_png_request());
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->id, "req-1");
-  EXPECT_EQ(r->input.name, "image");
-  EXPECT_EQ(r->input.kind, InputKind::kEncodedImage);
-  EXPECT_EQ(r->input.encoded_image, as_vector(png_bytes()));
+  EXPECT_EQ(r->images[0].name, "image");
+  EXPECT_EQ(r->images[0].kind, InputKind::kEncodedImage);
+  EXPECT_EQ(r->images[0].encoded_image, as_vector(png_bytes()));
   EXPECT_TRUE(r->outputs.empty());
   EXPECT_EQ(r->top_k(), 0);
 }
@@ -43,7 +43,7 @@ TEST(KserveGrpcDecode, BytesInRawContentsWithShapeOneByOne) {
   req.add_raw_input_contents(raw_element(png_bytes()));
   auto r = decode(req);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->input.encoded_image, as_vector(png_bytes()));
+  EXPECT_EQ(r->images[0].encoded_image, as_vector(png_bytes()));
 }
 
 TEST(KserveGrpcDecode, Base64BytesWhenContentTypeSaysSo) {
@@ -52,7 +52,7 @@ TEST(KserveGrpcDecode, Base64BytesWhenContentTypeSaysSo) {
   (*req.mutable_inputs(0)->mutable_parameters())["content_type"].set_string_param("base64");
   auto r = decode(req);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->input.encoded_image, as_vector(png_bytes()));
+  EXPECT_EQ(r->images[0].encoded_image, as_vector(png_bytes()));
 
   (*req.mutable_inputs(0)->mutable_parameters())["content_type"].set_string_param("str");
   expect_error(decode(req), "inputs[0].parameters.content_type");
@@ -81,7 +81,7 @@ TEST(KserveGrpcDecode, EmptyBytesElement) {
 
   ModelInferRequest raw = grpc_request("BYTES", {1});
   raw.add_raw_input_contents(raw_element(""));
-  expect_error(decode(raw), "raw_input_contents[0]: the BYTES element is empty");
+  expect_error(decode(raw), "raw_input_contents[0][0]: the BYTES element is empty");
 }
 
 TEST(KserveGrpcDecode, BytesThatAreNotAnImage) {
@@ -105,7 +105,10 @@ TEST(KserveGrpcDecode, BytesElementCount) {
   ModelInferRequest none = grpc_request("BYTES", {1});
   expect_error(decode(none), "inputs[0].contents.bytes_contents: 0 elements");
 
-  expect_error(decode(grpc_request("BYTES", {2})), "inputs[0].shape: [2] for BYTES");
+  expect_error(decode(grpc_request("BYTES", {2})),
+               "inputs[0].shape: [2] is a batch of 2 images; model 'fmnist' takes at most 1 (its max batch)");
+  expect_error(decode(grpc_request("BYTES", {1, 2})), "inputs[0].shape: [1,2] for BYTES");
+  expect_error(decode(grpc_request("BYTES", {0})), "inputs[0].shape: [0] is a batch of 0 images");
   expect_error(decode(grpc_request("BYTES", {1, 1, 1})), "inputs[0].shape");
 }
 
@@ -122,7 +125,7 @@ TEST(KserveGrpcDecode, RawLengthPrefixWrong) {
 
   ModelInferRequest two = grpc_request("BYTES", {1});
   two.add_raw_input_contents(raw_element(png_bytes()) + raw_element(png_bytes()));
-  expect_error(decode(two), "raw_input_contents[0]: 2 BYTES elements");
+  expect_error(decode(two), "raw_input_contents[0]: 2 elements; the shape needs 1");
 
   // Raw bytes without any prefix: the first four bytes of the PNG read as a huge length.
   ModelInferRequest bare = grpc_request("BYTES", {1});
@@ -169,9 +172,9 @@ TEST(KserveGrpcDecode, Fp32InContentsWithAndWithoutBatchDimension) {
     for (int i = 0; i < 16; ++i) req.mutable_inputs(0)->mutable_contents()->add_fp32_contents(0.5f * i);
     auto r = decode(req);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-    EXPECT_EQ(r->input.kind, InputKind::kFloatTensor);
-    ASSERT_EQ(r->input.tensor.size(), 16u);
-    EXPECT_FLOAT_EQ(r->input.tensor[15], 7.5f);
+    EXPECT_EQ(r->images[0].kind, InputKind::kFloatTensor);
+    ASSERT_EQ(r->images[0].tensor.size(), 16u);
+    EXPECT_FLOAT_EQ(r->images[0].tensor[15], 7.5f);
   }
 }
 
@@ -187,7 +190,7 @@ TEST(KserveGrpcDecode, Fp32InRawIsLittleEndian) {
   req.add_raw_input_contents(raw);
   auto r = decode(req);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_FLOAT_EQ(r->input.tensor[3], -3.75f);
+  EXPECT_FLOAT_EQ(r->images[0].tensor[3], -3.75f);
 
   ModelInferRequest short_raw = grpc_request("FP32", {1, 1, 4, 4});
   short_raw.add_raw_input_contents(raw.substr(0, 60));
@@ -197,7 +200,8 @@ TEST(KserveGrpcDecode, Fp32InRawIsLittleEndian) {
 TEST(KserveGrpcDecode, Fp32ShapeAndElementMismatch) {
   expect_error(decode(grpc_request("FP32", {1, 3, 4, 4})),
                "inputs[0].shape: [1,3,4,4] does not match model 'fmnist' input [1,1,4,4]");
-  expect_error(decode(grpc_request("FP32", {2, 1, 4, 4})), "does not match");
+  expect_error(decode(grpc_request("FP32", {2, 1, 4, 4})),
+               "[2,1,4,4] is a batch of 2 images; model 'fmnist' takes at most 1");
   expect_error(decode(grpc_request("FP32", {16})), "does not match");
 
   ModelInferRequest few = grpc_request("FP32", {1, 1, 4, 4});
@@ -224,19 +228,19 @@ TEST(KserveGrpcDecode, Uint8PixelsInContentsAndRaw) {
   for (uint32_t i = 0; i < 18; ++i) req.mutable_inputs(0)->mutable_contents()->add_uint_contents(i * 10);
   auto r = decode(req);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->input.kind, InputKind::kPixels);
-  EXPECT_EQ(r->input.pixels.height, 2);
-  EXPECT_EQ(r->input.pixels.width, 3);
-  EXPECT_EQ(r->input.pixels.channels, 3);
-  ASSERT_EQ(r->input.pixels.pixels.size(), 18u);
-  EXPECT_EQ(r->input.pixels.pixels[17], 170);
+  EXPECT_EQ(r->images[0].kind, InputKind::kPixels);
+  EXPECT_EQ(r->images[0].pixels.height, 2);
+  EXPECT_EQ(r->images[0].pixels.width, 3);
+  EXPECT_EQ(r->images[0].pixels.channels, 3);
+  ASSERT_EQ(r->images[0].pixels.pixels.size(), 18u);
+  EXPECT_EQ(r->images[0].pixels.pixels[17], 170);
 
   ModelInferRequest raw = grpc_request("UINT8", {5, 7, 1});
   raw.add_raw_input_contents(std::string(35, '\x7f'));
   auto rr = decode(raw);
   ASSERT_TRUE(rr.is_ok()) << rr.status().to_string();
-  EXPECT_EQ(rr->input.pixels.width, 7);
-  EXPECT_EQ(rr->input.pixels.pixels[0], 0x7f);
+  EXPECT_EQ(rr->images[0].pixels.width, 7);
+  EXPECT_EQ(rr->images[0].pixels.pixels[0], 0x7f);
 
   ModelInferRequest short_raw = grpc_request("UINT8", {5, 7, 1});
   short_raw.add_raw_input_contents(std::string(34, '\x7f'));
@@ -250,7 +254,7 @@ TEST(KserveGrpcDecode, Uint8Errors) {
 
   expect_error(decode(grpc_request("UINT8", {1, 4, 4, 2})), "has C = 2");
   expect_error(decode(grpc_request("UINT8", {1, 4, 4})), "has C = 4");
-  expect_error(decode(grpc_request("UINT8", {16})), "want [1,H,W,C]");
+  expect_error(decode(grpc_request("UINT8", {16})), "want [N,H,W,C]");
   expect_error(decode(grpc_request("UINT8", {1, 0, 4, 1})), "height or width outside");
   DecodeLimits limits;
   limits.max_side = 8;

@@ -28,9 +28,9 @@ TEST(KserveJsonDecode, Base64Image) {
   auto r = decode(json_png_request());
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->id, "j-1");
-  EXPECT_EQ(r->input.name, "image");
-  EXPECT_EQ(r->input.kind, InputKind::kEncodedImage);
-  EXPECT_EQ(r->input.encoded_image, as_vector(png_bytes()));
+  EXPECT_EQ(r->images[0].name, "image");
+  EXPECT_EQ(r->images[0].kind, InputKind::kEncodedImage);
+  EXPECT_EQ(r->images[0].encoded_image, as_vector(png_bytes()));
 
   json nested = json_png_request();
   nested["inputs"][0]["shape"] = {1, 1};
@@ -38,13 +38,13 @@ TEST(KserveJsonDecode, Base64Image) {
   nested["inputs"][0]["parameters"] = {{"content_type", "base64"}};
   auto n = decode(nested);
   ASSERT_TRUE(n.is_ok()) << n.status().to_string();
-  EXPECT_EQ(n->input.encoded_image, as_vector(png_bytes()));
+  EXPECT_EQ(n->images[0].encoded_image, as_vector(png_bytes()));
 }
 
 TEST(KserveJsonDecode, FromBodyText) {
   auto r = decode_infer_request_body(json_png_request().dump(), test_model());
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->input.encoded_image, as_vector(png_bytes()));
+  EXPECT_EQ(r->images[0].encoded_image, as_vector(png_bytes()));
 
   expect_error(decode_infer_request_body("{\"inputs\": [}", test_model()), "request body: not valid JSON");
   expect_error(decode_infer_request_body("[1,2]", test_model()), "request body: must be a JSON object");
@@ -73,8 +73,9 @@ TEST(KserveJsonDecode, BytesErrors) {
 
   json binary = json_png_request();
   binary["inputs"][0]["parameters"] = {{"binary_data_size", 123}};
-  expect_error(decode(binary),
-               "inputs[0].parameters.binary_data_size: the binary tensor data extension is not supported");
+  expect_error(decode(binary), "inputs[0].data: given with binary_data_size");
+  binary["inputs"][0].erase("data");
+  expect_error(decode(binary), "binary data needs the Inference-Header-Content-Length header");
 
   json not_image = json_png_request();
   not_image["inputs"][0]["data"] = {b64("hello world")};
@@ -86,8 +87,8 @@ TEST(KserveJsonDecode, Fp32FlatAndNested) {
   for (int i = 0; i < 16; ++i) flat.push_back(i * 0.25);
   auto r = decode(json_fp32_request(flat));
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->input.kind, InputKind::kFloatTensor);
-  EXPECT_FLOAT_EQ(r->input.tensor[5], 1.25f);
+  EXPECT_EQ(r->images[0].kind, InputKind::kFloatTensor);
+  EXPECT_FLOAT_EQ(r->images[0].tensor[5], 1.25f);
 
   json nested = json::array();  // [1][1][4][4]
   json rows = json::array();
@@ -95,7 +96,7 @@ TEST(KserveJsonDecode, Fp32FlatAndNested) {
   nested.push_back(json::array({rows}));
   auto n = decode(json_fp32_request(nested));
   ASSERT_TRUE(n.is_ok()) << n.status().to_string();
-  EXPECT_FLOAT_EQ(n->input.tensor[13], 13.0f);
+  EXPECT_FLOAT_EQ(n->images[0].tensor[13], 13.0f);
 
   json deeper = json::array({nested});
   expect_error(decode(json_fp32_request(deeper)), "inputs[0].data: nested deeper than the shape");
@@ -131,8 +132,8 @@ TEST(KserveJsonDecode, Uint8Pixels) {
       {"inputs", {{{"name", "px"}, {"shape", {2, 2, 1}}, {"datatype", "UINT8"}, {"data", {0, 64, 128, 255}}}}}};
   auto r = decode(body);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r->input.kind, InputKind::kPixels);
-  EXPECT_EQ(r->input.pixels.pixels, (std::vector<uint8_t>{0, 64, 128, 255}));
+  EXPECT_EQ(r->images[0].kind, InputKind::kPixels);
+  EXPECT_EQ(r->images[0].pixels.pixels, (std::vector<uint8_t>{0, 64, 128, 255}));
 
   body["inputs"][0]["data"] = {0, 64, 128, 256};
   expect_error(decode(body), "inputs[0].data[3]: must be an integer 0..255");

@@ -236,10 +236,10 @@ TEST(KserveProto, NoFieldsBeyondUpstream) {
     ASSERT_NE(message, nullptr);
     EXPECT_EQ(message->field_count(), count);
   }
-  for (const char* empty : {"ServerLiveRequest", "ServerReadyRequest", "ServerMetadataRequest",
-                            "RepositoryModelLoadResponse", "RepositoryModelUnloadResponse",
-                            "SystemSharedMemoryRegisterResponse", "SystemSharedMemoryUnregisterResponse",
-                            "ModelVersionPolicy.All"}) {
+  for (const char* empty :
+       {"ServerLiveRequest", "ServerReadyRequest", "ServerMetadataRequest", "RepositoryModelLoadResponse",
+        "RepositoryModelUnloadResponse", "SystemSharedMemoryRegisterResponse", "SystemSharedMemoryUnregisterResponse",
+        "ModelVersionPolicy.All"}) {
     ASSERT_NE(find_message(empty), nullptr) << empty;
     EXPECT_EQ(find_message(empty)->field_count(), 0) << empty;
   }
@@ -314,11 +314,10 @@ TEST(KserveProto, ModelConfigEnumsAreUpstream) {
   (void)inference::ModelInferRequest::descriptor();
   const auto* data_type = pool->FindEnumTypeByName("inference.DataType");
   ASSERT_NE(data_type, nullptr);
-  const std::pair<const char*, int> types[] = {{"TYPE_INVALID", 0}, {"TYPE_BOOL", 1},   {"TYPE_UINT8", 2},
-                                               {"TYPE_UINT16", 3},  {"TYPE_UINT32", 4}, {"TYPE_UINT64", 5},
-                                               {"TYPE_INT8", 6},    {"TYPE_INT16", 7},  {"TYPE_INT32", 8},
-                                               {"TYPE_INT64", 9},   {"TYPE_FP16", 10},  {"TYPE_FP32", 11},
-                                               {"TYPE_FP64", 12},   {"TYPE_STRING", 13}, {"TYPE_BF16", 14}};
+  const std::pair<const char*, int> types[] = {
+      {"TYPE_INVALID", 0}, {"TYPE_BOOL", 1},  {"TYPE_UINT8", 2}, {"TYPE_UINT16", 3},  {"TYPE_UINT32", 4},
+      {"TYPE_UINT64", 5},  {"TYPE_INT8", 6},  {"TYPE_INT16", 7}, {"TYPE_INT32", 8},   {"TYPE_INT64", 9},
+      {"TYPE_FP16", 10},   {"TYPE_FP32", 11}, {"TYPE_FP64", 12}, {"TYPE_STRING", 13}, {"TYPE_BF16", 14}};
   for (const auto& [name, number] : types) {
     ASSERT_NE(data_type->FindValueByName(name), nullptr) << name;
     EXPECT_EQ(data_type->FindValueByName(name)->number(), number) << name;

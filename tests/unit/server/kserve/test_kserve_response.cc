@@ -45,7 +45,7 @@ TEST(KserveResponse, ClassificationStringsFollowTriton) {
 TEST(KserveResponse, GrpcProbabilitiesInRawLittleEndian) {
   InferRequest request;
   request.id = "abc";
-  const auto response = make_infer_response(request, test_model(), kProbabilities);
+  const auto response = make_infer_response(request, test_model(), {kProbabilities});
   EXPECT_EQ(response.model_name(), "fmnist");
   EXPECT_EQ(response.model_version(), "1");
   EXPECT_EQ(response.id(), "abc");
@@ -71,7 +71,7 @@ TEST(KserveResponse, GrpcClassificationOutput) {
   add_classification(req, 2);
   auto request = decode(req);
   ASSERT_TRUE(request.is_ok());
-  const auto response = make_infer_response(*request, test_model(), kProbabilities);
+  const auto response = make_infer_response(*request, test_model(), {kProbabilities});
   EXPECT_EQ(response.id(), "req-1");
   ASSERT_EQ(response.outputs_size(), 1);
   EXPECT_EQ(response.outputs(0).name(), "probabilities");
@@ -86,7 +86,7 @@ TEST(KserveResponse, GrpcClassificationOutput) {
 TEST(KserveResponse, JsonRoundTrip) {
   auto request = decode(json_png_request());
   ASSERT_TRUE(request.is_ok());
-  const json body = infer_response_json(*request, test_model(), kProbabilities);
+  const json body = infer_response_json(*request, test_model(), {kProbabilities});
   EXPECT_EQ(body["model_name"], "fmnist");
   EXPECT_EQ(body["model_version"], "1");
   EXPECT_EQ(body["id"], "j-1");
@@ -104,7 +104,7 @@ TEST(KserveResponse, JsonRoundTrip) {
   with_k["outputs"] = {{{"name", "probabilities"}, {"parameters", {{"classification", 1}}}}};
   auto k_request = decode(with_k);
   ASSERT_TRUE(k_request.is_ok());
-  const json k_body = infer_response_json(*k_request, test_model(), kProbabilities);
+  const json k_body = infer_response_json(*k_request, test_model(), {kProbabilities});
   EXPECT_FALSE(k_body.contains("id"));
   EXPECT_EQ(k_body["outputs"][0]["datatype"], "BYTES");
   EXPECT_EQ(k_body["outputs"][0]["shape"], json({1, 1}));
@@ -115,14 +115,16 @@ TEST(KserveResponse, JsonRoundTrip) {
 // Metadata and errors
 
 TEST(KserveMetadata, Server) {
-  const auto proto = make_server_metadata("0.1.0");
+  const auto proto = make_server_metadata("0.1.0", false);
   EXPECT_EQ(proto.name(), "tesserad");
   EXPECT_EQ(proto.version(), "0.1.0");
-  ASSERT_EQ(proto.extensions_size(), 2);
-  EXPECT_EQ(proto.extensions(0), "classification");
-  EXPECT_EQ(proto.extensions(1), "model_repository");
-  EXPECT_EQ(server_metadata_json("0.1.0"),
-            json({{"name", "tesserad"}, {"version", "0.1.0"}, {"extensions", {"classification", "model_repository"}}}));
+  std::vector<std::string> extensions = {"classification", "model_repository", "model_configuration", "statistics",
+                                         "binary_tensor_data"};
+  EXPECT_EQ(std::vector<std::string>(proto.extensions().begin(), proto.extensions().end()), extensions);
+  EXPECT_EQ(server_metadata_json("0.1.0", false),
+            json({{"name", "tesserad"}, {"version", "0.1.0"}, {"extensions", extensions}}));
+  extensions.emplace_back("system_shared_memory");
+  EXPECT_EQ(server_metadata_json("0.1.0", true)["extensions"], json(extensions));
 }
 
 TEST(KserveMetadata, Model) {

@@ -1,6 +1,7 @@
 // The daemon's metric catalogue: the families /metrics shows (names and types the rules, the
-// dashboard and tests/deploy rely on), their labels and buckets, a per-device label, and the real
-// promtool accepting the exposition (and rejecting broken ones, so its verdict means something).
+// dashboard and tests/deploy rely on), their labels and buckets, a `device` label on every device
+// series with one device as with several, tessera_build_info and the process_* series, and the
+// real promtool accepting the exposition (and rejecting broken ones, so its verdict means something).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -28,7 +29,7 @@ const std::vector<std::string> kStages = {"queue", "decode", "fabric", "host", "
 struct StartedMetrics {
   TesseraMetrics metrics;
   ModelSeries model = metrics.add_model("fashion-mnist", kStages);
-  DeviceSeries device = metrics.add_device({}, {"emu", "emu0", "zcu102"});
+  DeviceSeries device = metrics.add_device(0, {"emu", "emu0", "zcu102"});
 };
 
 // Family name -> TYPE, from the exposition's "# TYPE" lines.
@@ -57,7 +58,14 @@ std::vector<std::string> lines_starting(const std::string& exposition, const std
 TEST(TesseraMetrics, ExposesTheCatalogueFromTheStart) {
   StartedMetrics m;
   const std::map<std::string, std::string> expected = {
+      {"process_cpu_seconds_total", "counter"},
+      {"process_max_fds", "gauge"},
+      {"process_open_fds", "gauge"},
+      {"process_resident_memory_bytes", "gauge"},
+      {"process_start_time_seconds", "gauge"},
+      {"process_virtual_memory_bytes", "gauge"},
       {"tessera_batch_size", "histogram"},
+      {"tessera_build_info", "gauge"},
       {"tessera_device_errors_total", "counter"},
       {"tessera_device_images_total", "counter"},
       {"tessera_device_info", "gauge"},
@@ -66,7 +74,6 @@ TEST(TesseraMetrics, ExposesTheCatalogueFromTheStart) {
       {"tessera_fabric_utilization_ratio", "gauge"},
       {"tessera_http_connections_open", "gauge"},
       {"tessera_http_connections_refused_total", "counter"},
-      {"tessera_images_per_second", "gauge"},
       {"tessera_images_total", "counter"},
       {"tessera_modeled_fabric_energy_joules_total", "counter"},
       {"tessera_power_watts", "gauge"},
@@ -86,8 +93,12 @@ TEST(TesseraMetrics, ExposesTheCatalogueFromTheStart) {
   EXPECT_NE(with_peer.find("\ntessera_fleet_peer_bad_answers_total{peer=\"127.0.0.1:8081\"} 1\n"), std::string::npos)
       << with_peer;
   EXPECT_NE(text.find("\ntessera_images_total{model=\"fashion-mnist\"} 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\ntessera_device_info{board=\"zcu102\",kind=\"emu\",name=\"emu0\"} 1\n"), std::string::npos);
-  EXPECT_NE(text.find("\ntessera_device_errors_total 0\n"), std::string::npos) << "no device label for one device";
+  EXPECT_NE(text.find("\ntessera_device_info{board=\"zcu102\",device=\"0\",kind=\"emu\",name=\"emu0\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\ntessera_device_errors_total{device=\"0\"} 0\n"), std::string::npos)
+      << "one device is device 0";
+  EXPECT_EQ(text.find("tessera_images_per_second"), std::string::npos) << "rate(tessera_images_total[...]) instead";
 }
 
 TEST(TesseraMetrics, HistogramBucketsKeepTheirBounds) {
@@ -120,8 +131,8 @@ TEST(TesseraMetrics, ModelSeriesAreOnePerStageAndLabelValuesValidUtf8) {
 TEST(TesseraMetrics, DeviceLabelsGoOnEveryDeviceSeries) {
   // What instance groups will do: several devices, each with its own `device` label.
   TesseraMetrics metrics;
-  const DeviceSeries first = metrics.add_device({{"device", "0"}}, {"xrt", "card0", "aws-f1"});
-  const DeviceSeries second = metrics.add_device({{"device", "1"}}, {"xrt", "card1", "aws-f1"});
+  const DeviceSeries first = metrics.add_device(0, {"xrt", "card0", "aws-f1"});
+  const DeviceSeries second = metrics.add_device(1, {"xrt", "card1", "aws-f1"});
   EXPECT_NE(first.power, second.power);
   first.errors->Increment();
   second.power->Set(20);
@@ -133,6 +144,38 @@ TEST(TesseraMetrics, DeviceLabelsGoOnEveryDeviceSeries) {
         "tessera_device_info{board=\"aws-f1\",device=\"1\",kind=\"xrt\",name=\"card1\"} 1\n"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "in\n" << text;
   }
+}
+
+// The device-0 lines of `exposition`'s device series, values left out ("name{labels}").
+std::vector<std::string> device_zero_series(const std::string& exposition) {
+  std::vector<std::string> out;
+  for (const std::string& line : lines_starting(exposition, "tessera_")) {
+    if (line.find("device=\"0\"") != std::string::npos) out.push_back(line.substr(0, line.rfind(' ')));
+  }
+  return out;
+}
+
+TEST(TesseraMetrics, ADevicesSeriesAreTheSameWithOneDeviceOrSeveral) {
+  // Series identity must not change with the device count: no relabelling when a board gets a
+  // second FPGA, so rules and dashboards keep their selectors and a series its history.
+  TesseraMetrics alone;
+  alone.add_device(0, {"emu", "emu0", "zcu102"});
+  TesseraMetrics pair;
+  pair.add_device(0, {"emu", "emu0", "zcu102"});
+  pair.add_device(1, {"emu", "emu1", "zcu102"});
+  const std::vector<std::string> one = device_zero_series(alone.expose());
+  EXPECT_EQ(one.size(), 8u) << alone.expose();
+  EXPECT_EQ(one, device_zero_series(pair.expose()));
+}
+
+TEST(TesseraMetrics, BuildInfoIsOneWithTheBuildsLabels) {
+  TesseraMetrics metrics;
+  const auto lines = lines_starting(metrics.expose(), "tessera_build_info{");
+  ASSERT_EQ(lines.size(), 1u) << metrics.expose();
+  const std::regex shape(
+      "tessera_build_info\\{arch=\"[^\"]+\",build_type=\"[^\"]+\",compiler=\"(gcc|clang) [^\"]+\","
+      "revision=\"([0-9a-f]{40}|unknown)\",version=\"[0-9]+\\.[0-9]+\\.[0-9]+\",xrt=\"(yes|no)\"\\} 1");
+  EXPECT_TRUE(std::regex_match(lines[0], shape)) << lines[0];
 }
 
 TEST(TesseraMetrics, HelpTextsNeedNoEscaping) {
