@@ -144,10 +144,10 @@ Result<InferRequest> decode_infer_request(const ModelInferRequest& request, cons
   TESSERA_ASSIGN_OR_RETURN(const auto shm_bytes,
                            shm_input_bytes(shm, input_shm, raw || typed_elements(tensor.contents()) > 0, "inputs[0]"));
   TESSERA_RETURN_IF_ERROR(
-      shm_bytes ? set_from_raw(out.images, layout, *shm_bytes, false, "inputs[0].parameters.shared_memory_region",
-                               limits)
-      : raw     ? set_from_raw(out.images, layout, request.raw_input_contents(0), base64, kRawField, limits)
-                : decode_typed(out.images, layout, tensor.contents(), base64, limits));
+      shm_bytes
+          ? set_from_raw(out.images, layout, *shm_bytes, false, "inputs[0].parameters.shared_memory_region", limits)
+      : raw ? set_from_raw(out.images, layout, request.raw_input_contents(0), base64, kRawField, limits)
+            : decode_typed(out.images, layout, tensor.contents(), base64, limits));
   for (int i = 0; i < request.outputs_size(); ++i) {
     TESSERA_ASSIGN_OR_RETURN(RequestedOutput o, decode_output(request.outputs(i), static_cast<size_t>(i), model));
     // An output into a system shared-memory region.

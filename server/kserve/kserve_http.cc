@@ -161,8 +161,9 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   };
 
   if (path == "/v2") {
-    return reply(get ? make_json_response(200, server_metadata_json(server_version(), shm_ != nullptr && shm_->allowed()))
-                     : method_not_allowed("GET, HEAD", error_body));
+    return reply(
+        get ? make_json_response(200, server_metadata_json(server_version(), shm_ != nullptr && shm_->allowed()))
+            : method_not_allowed("GET, HEAD", error_body));
   }
   if (path == "/v2/health/live") {
     return reply(get ? make_json_response(200, {{"live", true}}) : method_not_allowed("GET, HEAD", error_body));

@@ -7,8 +7,9 @@
 // An input's bytes are read once while decoding, in the raw layout (raw_contents.h): FP32
 // little-endian, UINT8 one byte each, BYTES length-prefixed; byte_size must be the tensor's size
 // (a batch of images too). An output in a region is the FP32 tensor [B, N] of a request of B images
-// (not with "classification", as Triton refuses it); byte_size must hold its B * N * 4 bytes. The answer keeps the output's name, datatype and shape
-// and carries no data (gRPC: an empty raw_output_contents entry; JSON: no "data"), as Triton answers.
+// (not with "classification", as Triton refuses it); byte_size must hold its B * N * 4 bytes. The answer keeps the
+// output's name, datatype and shape and carries no data (gRPC: an empty raw_output_contents entry; JSON: no "data"), as
+// Triton answers.
 //
 // Hooks (the only lines outside these files): decode_grpc.cc and decode_json.cc call
 // shm_input_bytes() before reading an input's data and add_shm_output() for each requested output;

@@ -81,7 +81,8 @@ TEST_F(KserveHttpTest, HealthAndMetadata) {
   json body = json::parse(reply.body);
   EXPECT_EQ(body["name"], "tesserad");
   EXPECT_FALSE(body["version"].get<std::string>().empty());
-  EXPECT_EQ(body["extensions"], json({"classification", "model_repository", "model_configuration", "statistics", "binary_tensor_data"}));
+  EXPECT_EQ(body["extensions"],
+            json({"classification", "model_repository", "model_configuration", "statistics", "binary_tensor_data"}));
 
   for (const std::string target : {"/v2/models/fashion-mnist", "/v2/models/fashion-mnist/versions/1"}) {
     reply = client_->get(target);

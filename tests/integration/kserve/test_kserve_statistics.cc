@@ -228,8 +228,8 @@ TEST_F(KserveStatisticsTest, ABatchedRequestCountsOnceWithAnInferencePerImage) {
   ASSERT_EQ(ok.status, 200) << ok.error << ok.body;
   ASSERT_EQ(json::parse(ok.body)["outputs"][0]["shape"], json::array({3, 10})) << ok.body;
   // The second image is empty: admission refuses it, and with it the request.
-  const json bad = {{"inputs",
-                     {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {2}}, {"data", {images[0], ""}}}}}};
+  const json bad = {
+      {"inputs", {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {2}}, {"data", {images[0], ""}}}}}};
   const HttpReply refused = http_->post("/v2/models/fashion-mnist/infer", bad.dump(), "application/json");
   EXPECT_EQ(refused.status, 400) << refused.body;
 
