@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -51,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   tessera::kserve::ShmRequest shm{&registry(), {}};
   switch (data[0] % 3) {
-    case 0: (void)tessera::kserve::decode_infer_request_body(rest, model, {}, nullptr, &shm); break;
+    case 0: (void)tessera::kserve::decode_infer_request_body(rest, model, {}, nullptr, std::nullopt, &shm); break;
     case 1: {
       inference::ModelInferRequest request;
       if (request.ParseFromArray(rest.data(), static_cast<int>(rest.size()))) {
