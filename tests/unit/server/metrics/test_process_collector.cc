@@ -108,7 +108,12 @@ TEST(ProcessCollector, ReportsThisProcess) {
   rlimit limit{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
   EXPECT_EQ(before.at("process_max_fds"), static_cast<double>(limit.rlim_cur));
+#ifdef TESSERA_UNDER_QEMU_USER
+  // qemu-user answers /proc/self/stat itself, with rss 0; a board's kernel gives the real figure.
+  EXPECT_GE(before.at("process_resident_memory_bytes"), 0);
+#else
   EXPECT_GT(before.at("process_resident_memory_bytes"), 0);
+#endif
   EXPECT_GE(before.at("process_virtual_memory_bytes"), before.at("process_resident_memory_bytes"));
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   EXPECT_LE(before.at("process_start_time_seconds"), now + 1.5) << "started before now";
