@@ -40,9 +40,26 @@ bool HttpConnections::draining() const {
   return draining_;
 }
 
-bool HttpConnections::wait_until_closed(std::chrono::steady_clock::time_point deadline) {
+void HttpConnections::busy_changed(bool busy) {
+  std::lock_guard lock(mu_);
+  if (busy) {
+    ++busy_;
+  } else if (--busy_ == 0) {
+    closed_.notify_all();
+  }
+}
+
+size_t HttpConnections::busy() const {
+  std::lock_guard lock(mu_);
+  return busy_;
+}
+
+bool HttpConnections::wait_until_closed(std::chrono::steady_clock::time_point idle_deadline,
+                                        std::chrono::steady_clock::time_point busy_deadline) {
   std::unique_lock lock(mu_);
-  return closed_.wait_until(lock, deadline, [this] { return open_ == 0; });
+  if (closed_.wait_until(lock, idle_deadline, [this] { return open_ == 0; })) return true;
+  closed_.wait_until(lock, busy_deadline, [this] { return open_ == 0 || busy_ == 0; });
+  return open_ == 0;
 }
 
 }  // namespace tessera

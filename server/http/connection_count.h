@@ -1,6 +1,8 @@
 // The HTTP server's open connections, bounded by --max-connections, and its drain: a connection
 // holds a slot from accept to close (its sessions keep it), and while the server drains every
-// answer says "Connection: close" and no connection reads another request.
+// answer says "Connection: close" and no connection reads another request. A connection is busy
+// while a request body is on its way in or an answer is owed or being written: the drain waits
+// for busy connections longer than for idle ones.
 #pragma once
 
 #include <chrono>
@@ -32,8 +34,14 @@ class HttpConnections {
   // From now on answers close their connections (see above).
   void start_draining();
   bool draining() const;
-  // Waits until no connection is open, at most until `deadline`; false on timeout.
-  bool wait_until_closed(std::chrono::steady_clock::time_point deadline);
+  // A connection became busy (true) or idle again (false); see above.
+  void busy_changed(bool busy);
+  size_t busy() const;
+  // Waits until no connection is open: at most until `idle_deadline` while none is busy, at most
+  // until `busy_deadline` while one is (a request still coming in, an answer still going out).
+  // False on timeout.
+  bool wait_until_closed(std::chrono::steady_clock::time_point idle_deadline,
+                         std::chrono::steady_clock::time_point busy_deadline);
 
  private:
   void release();
@@ -42,6 +50,7 @@ class HttpConnections {
   mutable std::mutex mu_;
   std::condition_variable closed_;
   size_t open_ = 0;
+  size_t busy_ = 0;
   uint64_t refused_ = 0;
   bool draining_ = false;
 };

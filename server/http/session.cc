@@ -42,6 +42,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
         handler_(handler),
         slot_(std::move(slot)) {}
 
+  ~HttpSession() {
+    if (busy_ && slot_) slot_->busy_changed(false);
+  }
+
   void run() {
     // Start on the session's strand: the socket was accepted with one.
     net::dispatch(strand_, beast::bind_front_handler(&HttpSession::on_run, this->shared_from_this()));
@@ -104,6 +108,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
       on_answer(add_pending(parser_->get().version(), false), std::move(*refused));
       return;
     }
+    reading_body_ = true;
+    note_busy();
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&HttpSession::on_read, this->shared_from_this()));
   }
@@ -129,6 +135,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
 
   void on_read(beast::error_code ec, size_t /*bytes*/) {
     reading_ = false;
+    reading_body_ = false;
     BodyBudget::Reservation body = std::move(body_reservation_);  // given back with the answer, or now
     if (event_stream_due()) {
       // The stream's hand-over cancelled this read (or it ended meanwhile): no more requests here.
@@ -146,6 +153,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     if (!keep_alive) read_done_ = true;
     handler_.handle(std::move(request), responder_for(seq));
     maybe_read_more();
+    note_busy();
   }
 
   // Answers the request that read error `ec` ended, if it deserves an answer, and stops reading.
@@ -161,6 +169,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
       }
       // Finish what is pending, then close.
       if (pending_.empty() && !writing_) do_close();
+      note_busy();
       return;
     }
     beast::error_code ignored;
@@ -201,6 +210,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     if (Pending* p = slot(seq)) {
       p->response.emplace(std::move(response));
       do_write();
+      note_busy();
     }
   }
 
@@ -251,16 +261,36 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
       // The connection is gone; answers still on their way find a closed socket and end there.
       spdlog::debug("http: write: {}", ec.message());
       closing_ = true;
+      note_busy();
       return;
     }
-    // Draining, answers to requests read before the one that said "close" still go out.
-    if ((close && (pending_.empty() || !draining())) || (pending_.empty() && read_done_ && !reading_)) {
-      read_done_ = true;
-      do_close();
-      return;
+    // No request is read after an answer that closed the connection; answers to requests read
+    // before it still go out (a read that had started, when draining).
+    if (close) read_done_ = true;
+    if (pending_.empty() && read_done_) {
+      close_when_read_ends();
+    } else {
+      maybe_read_more();
+      do_write();
     }
-    maybe_read_more();
-    do_write();
+    note_busy();
+  }
+
+  // Closes the connection once no read is under way. Closing starts a read of its own (the
+  // drain), and a Beast stream takes one read at a time: a read that has received nothing is
+  // cancelled and its handler closes (answer_read_error); one that has received part of a
+  // request goes on, and that request is answered before the close.
+  void close_when_read_ends() {
+    if (!reading_) return do_close();
+    cancel_read_if_idle();
+  }
+
+  // Cancels the read under way if it has received nothing; whether it did.
+  bool cancel_read_if_idle() {
+    if (buffer_.size() != 0 || !parser_ || parser_->got_some()) return false;
+    beast::error_code ignored;
+    lowest().socket().cancel(ignored);
+    return true;
   }
 
   void maybe_read_more() {
@@ -272,17 +302,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
 
   // While the server drains no request is read after those already read, and a read that has
   // received nothing yet is cancelled (a request racing it finds the connection closed, as after
-  // any idle keep-alive close). True, when draining, once no more requests will come.
+  // any idle keep-alive close). True, when draining, once no more requests will come: false while
+  // a read that has received part of a request goes on (that request's answer is the last).
   bool no_more_requests_when_draining() {
     if (!draining()) return false;
-    if (!reading_) {
-      read_done_ = true;
-    } else if (!read_done_ && buffer_.size() == 0 && parser_ && !parser_->got_some()) {
-      read_done_ = true;
-      beast::error_code ignored;
-      lowest().socket().cancel(ignored);
-    }
-    return read_done_;
+    read_done_ = true;
+    return !reading_ || cancel_read_if_idle();
   }
 
   // Every answer before it is written and the next one is an event stream.
@@ -302,12 +327,23 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     pending_.pop_front();
     ++front_seq_;
     closing_ = true;
+    note_busy();  // an event stream is not waited for: the drain ends it
     start_event_stream_session(std::move(stream_), std::move(*front.stream), front.version, limits_, std::move(slot_));
+  }
+
+  // Tells the server's connection count whether this connection is busy: a request body coming
+  // in, an answer owed or being written (connection_count.h).
+  void note_busy() {
+    const bool busy = !closing_ && (reading_body_ || writing_ || !pending_.empty());
+    if (busy == busy_ || !slot_) return;
+    busy_ = busy;
+    slot_->busy_changed(busy);
   }
 
   void do_close() {
     if (closing_) return;
     closing_ = true;
+    note_busy();
     close_gracefully(stream_, drain_buffer_, limits_.read_timeout, this->shared_from_this());
   }
 
@@ -323,12 +359,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   ConnectionSlot slot_;  // the connection's place among the server's open ones; moved out by hand_over()
 
   std::deque<Pending> pending_;
-  uint64_t front_seq_ = 0;  // sequence number of pending_.front()
-  HttpResponse response_;   // the response being written
-  bool reading_ = false;    // a read is under way
-  bool writing_ = false;    // a write is under way
-  bool read_done_ = false;  // no more requests: EOF, error, "Connection: close", or an event stream
-  bool closing_ = false;    // closing, or handed over: this session no longer touches the connection
+  uint64_t front_seq_ = 0;     // sequence number of pending_.front()
+  HttpResponse response_;      // the response being written
+  bool reading_ = false;       // a read is under way
+  bool reading_body_ = false;  // the read under way has the request's head, and reads its body
+  bool busy_ = false;          // as last told to slot_ (note_busy)
+  bool writing_ = false;       // a write is under way
+  bool read_done_ = false;     // no more requests: EOF, error, "Connection: close", or an event stream
+  bool closing_ = false;       // closing, or handed over: this session no longer touches the connection
   DrainBuffer drain_buffer_{};
 };
 
