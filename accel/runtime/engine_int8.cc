@@ -225,36 +225,42 @@ std::chrono::milliseconds Engine::Int8Path::watchdog(int64_t images) const {
   return static_cast<int64_t>(kQueueDepth + 2) * runs * timeout + reset;
 }
 
+Result<Inference> Engine::Int8Path::host_part(Job& job) {
+  if (job.status.is_ok()) job.status = host_stage(job);
+  if (!job.status.is_ok()) return job.status;
+  return std::move(job.result);
+}
+
 Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
   if (compiled_.has_fabric) TESSERA_RETURN_IF_ERROR(supervisor_->usable());
   auto job = std::make_shared<Job>();
   job->input = batch;
   auto fabric_done = job->fabric_done.get_future();
   if (!options_.pipelined) {
+    // Unpipelined: one batch at a time through both stages, nothing overlaps.
     std::lock_guard<std::mutex> lock(sequential_mu_);
     run_fabric(*job);
-  } else {
-    // A device whose run never returns must not hang its callers: past the watchdog the device is
-    // taken for wedged (out of service) and the caller answered; the job stays the fabric thread's.
-    const std::chrono::milliseconds limit = watchdog(batch.dim(0));
-    const auto until =
-        limit.count() > 0 ? std::chrono::steady_clock::now() + limit : std::chrono::steady_clock::time_point::max();
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!space_cv_.wait_until(lock, until, [&] { return stopping_ || fabric_queue_.size() < kQueueDepth; })) {
-        return supervisor_->wedged(limit);
-      }
-      if (stopping_) return Status::unavailable("the engine is shutting down");
-      fabric_queue_.push_back(job);
-    }
-    fabric_cv_.notify_one();
-    if (fabric_done.wait_until(until) == std::future_status::timeout) return supervisor_->wedged(limit);
+    fabric_done.get();
+    return host_part(*job);
   }
+  // A device whose run never returns must not hang its callers: past the watchdog the device is
+  // taken for wedged (out of service) and the caller answered; the job stays the fabric thread's.
+  const std::chrono::milliseconds limit = watchdog(batch.dim(0));
+  const auto until =
+      limit.count() > 0 ? std::chrono::steady_clock::now() + limit : std::chrono::steady_clock::time_point::max();
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!space_cv_.wait_until(lock, until, [&] { return stopping_ || fabric_queue_.size() < kQueueDepth; })) {
+      return supervisor_->wedged(limit);
+    }
+    if (stopping_) return Status::unavailable("the engine is shutting down");
+    fabric_queue_.push_back(job);
+  }
+  fabric_cv_.notify_one();
+  if (fabric_done.wait_until(until) == std::future_status::timeout) return supervisor_->wedged(limit);
   fabric_done.get();
   // The host stage on this thread, while the fabric thread runs the next caller's batch.
-  if (job->status.is_ok()) job->status = host_stage(*job);
-  if (!job->status.is_ok()) return job->status;
-  return std::move(job->result);
+  return host_part(*job);
 }
 
 }  // namespace tessera

@@ -71,6 +71,8 @@ struct Engine::Int8Path {
   // run ahead of it and its own within their timeouts, plus time for a reset. Zero: no limit.
   std::chrono::milliseconds watchdog(int64_t images) const;
   Status host_stage(Job& job);
+  // After the fabric stage: the host stage on the caller's thread, and the job's answer.
+  Result<Inference> host_part(Job& job);
   void fabric_loop();
   // The fabric stage of one job, its device error handled; sets fabric_done.
   void run_fabric(Job& job);
