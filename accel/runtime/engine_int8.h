@@ -51,7 +51,7 @@ struct Engine::Int8Path {
     Tensor boundary;  // float, the fabric output dequantised
     Inference result;
     Status status;
-    Status device_error;  // the device's own failure (not the batch's): answer UNAVAILABLE, recover
+    Status device_error;             // the device's own failure (not the batch's): answer UNAVAILABLE, recover
     std::promise<void> fabric_done;  // the fabric stage is over (status, boundary, result set)
   };
 

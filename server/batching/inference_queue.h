@@ -8,8 +8,8 @@
 // before the batch reaches the model and never take a slot on the fabric.
 #pragma once
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>

@@ -257,8 +257,8 @@ Status Daemon::start_http(Startup& startup) {
   if (!startup.peers.empty()) spdlog::info("fleet: {} peer(s): {}", startup.peers.size(), options_.peers);
   fleet_ = std::make_unique<fleet::FleetService>(std::move(startup.peers),
                                                  std::chrono::milliseconds(options_.peer_timeout_ms), *stats_);
-  routes_ = std::make_unique<HttpRoutes>(*models_, *admission_, options_.web_root, stats_.get(), tokens_.get(),
-                                         fleet_.get());
+  routes_ =
+      std::make_unique<HttpRoutes>(*models_, *admission_, options_.web_root, stats_.get(), tokens_.get(), fleet_.get());
   routes_->set_shared_memory(shm_.get());
   HttpServerOptions http_options;
   http_options.host = options_.listen;
