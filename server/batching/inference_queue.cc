@@ -108,21 +108,20 @@ uint64_t InferenceQueue::submit(InferenceJob job) {
     refused = refusal(job);
   }
   if (refused.is_ok()) refused = prepare(job);  // on this thread, outside the lock
-  uint64_t ticket = 0;
   if (refused.is_ok()) {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     refused = refusal(job);  // again: the queue may have filled or stopped meanwhile
     if (refused.is_ok()) {
-      ticket = next_ticket_++;
-      queues_[job.model.get()].push_back({std::move(job), ticket, SteadyClock::now()});
+      const uint64_t ticket = next_ticket_++;
+      Queue& queue = queues_[job.model.get()];
+      queue.push_back({std::move(job), ticket, SteadyClock::now()});
+      lock.unlock();
+      cv_.notify_one();
+      return ticket;
     }
   }
-  if (!refused.is_ok()) {
-    answer(job, std::move(refused));
-    return 0;
-  }
-  cv_.notify_one();
-  return ticket;
+  answer(job, std::move(refused));
+  return 0;
 }
 
 bool InferenceQueue::cancel(uint64_t ticket) {

@@ -172,6 +172,7 @@ TEST_F(InferenceQueueTest, ImagesAreDecodedBeforeTheBatchForms) {
   EXPECT_EQ(queue.depth(), 0u);
 
   std::vector<std::future<Result<ClassifyResult>>> futures;
+  futures.reserve(8);
   for (int i = 0; i < 7; ++i) futures.push_back(submit(queue));
   EXPECT_EQ(queue.depth(), 7u) << "no batch has formed yet";
   EXPECT_EQ(queue.prepared(), 8u) << "yet every image submitted is decoded";
