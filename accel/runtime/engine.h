@@ -2,8 +2,9 @@
 //  - fp32: the whole graph on the host's float reference path;
 //  - int8: the compiled fabric part (conv/pool/add/concat, kernels/kernel_abi.h) on a Device
 //    (the emulator or a board), the rest (FC, softmax, ...) on the host in float, as two
-//    pipeline stages on their own threads so batch i's convolutions overlap batch i-1's FC
-//    layers (NEURAghe's software pipeline, seeds/003).
+//    pipeline stages: the fabric stage on the instance's own thread, the host stage on the
+//    caller's thread once its batch left the fabric, so batch i's convolutions overlap batch
+//    i-1's FC layers (NEURAghe's software pipeline, seeds/003) with one hand-off each way.
 #pragma once
 
 #include <atomic>
@@ -38,7 +39,7 @@ struct EngineOptions {
   // board; each batch goes to the instance with the least outstanding work.
   std::vector<std::shared_ptr<DeviceSupervisor>> instances;
   uint32_t max_batch = 8;  // largest batch one device run takes
-  bool pipelined = true;   // int8: fabric and host stages on their own threads
+  bool pipelined = true;   // int8: the fabric stage on its own thread, overlapping callers' host stages
   std::chrono::milliseconds device_timeout{10000};
   // int8 calibration inputs (each N x C x H x W, preprocessed); empty: the images of the
   // model's [quantization] calibration folder.

@@ -77,7 +77,6 @@ Status Engine::Int8Path::start() {
   }
   if (options_.pipelined) {
     fabric_thread_ = std::thread([this] { fabric_loop(); });
-    host_thread_ = std::thread([this] { host_loop(); });
   }
   return Status::ok();
 }
@@ -88,10 +87,8 @@ Engine::Int8Path::~Int8Path() {
     stopping_ = true;
   }
   fabric_cv_.notify_all();
-  host_cv_.notify_all();
   space_cv_.notify_all();
   if (fabric_thread_.joinable()) fabric_thread_.join();
-  if (host_thread_.joinable()) host_thread_.join();
 }
 
 std::string Engine::Int8Path::summary() const {
@@ -127,10 +124,10 @@ Status Engine::Int8Path::run_chunk(Job& job, std::span<const int8_t> in, uint32_
   return ran;
 }
 
-bool Engine::Int8Path::handle_device_error(std::unique_ptr<Job>& job) {
-  if (job->device_error.is_ok()) return false;
-  job->status = supervisor_->failed(job->device_error);
-  finish(std::move(job));
+bool Engine::Int8Path::handle_device_error(Job& job) {
+  if (job.device_error.is_ok()) return false;
+  job.status = supervisor_->failed(job.device_error);
+  job.fabric_done.set_value();  // the caller is answered before the reset, which may take long
   recover();
   return true;
 }
@@ -199,17 +196,15 @@ Status Engine::Int8Path::host_stage(Job& job) {
   return Status::ok();
 }
 
-void Engine::Int8Path::finish(std::unique_ptr<Job> job) {
-  if (job->status.is_ok()) {
-    job->done.set_value(std::move(job->result));
-  } else {
-    job->done.set_value(job->status);
-  }
+void Engine::Int8Path::run_fabric(Job& job) {
+  job.status = fabric_stage(job);
+  if (handle_device_error(job)) return;
+  job.fabric_done.set_value();
 }
 
 void Engine::Int8Path::fabric_loop() {
   for (;;) {
-    std::unique_ptr<Job> job;
+    std::shared_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(mu_);
       fabric_cv_.wait(lock, [&] { return stopping_ || !fabric_queue_.empty(); });
@@ -218,34 +213,7 @@ void Engine::Int8Path::fabric_loop() {
       fabric_queue_.pop_front();
     }
     space_cv_.notify_all();
-    job->status = fabric_stage(*job);
-    if (handle_device_error(job)) continue;
-    if (!job->status.is_ok()) {
-      finish(std::move(job));
-      continue;
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      space_cv_.wait(lock, [&] { return stopping_ || host_queue_.size() < kQueueDepth; });
-      host_queue_.push_back(std::move(job));
-    }
-    host_cv_.notify_one();
-  }
-}
-
-void Engine::Int8Path::host_loop() {
-  for (;;) {
-    std::unique_ptr<Job> job;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      host_cv_.wait(lock, [&] { return stopping_ || !host_queue_.empty(); });
-      if (host_queue_.empty()) return;
-      job = std::move(host_queue_.front());
-      host_queue_.pop_front();
-    }
-    space_cv_.notify_all();
-    job->status = host_stage(*job);
-    finish(std::move(job));
+    run_fabric(*job);
   }
 }
 
@@ -257,21 +225,26 @@ std::chrono::milliseconds Engine::Int8Path::watchdog(int64_t images) const {
   return static_cast<int64_t>(kQueueDepth + 2) * runs * timeout + reset;
 }
 
+Result<Inference> Engine::Int8Path::host_part(Job& job) {
+  if (job.status.is_ok()) job.status = host_stage(job);
+  if (!job.status.is_ok()) return job.status;
+  return std::move(job.result);
+}
+
 Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
   if (compiled_.has_fabric) TESSERA_RETURN_IF_ERROR(supervisor_->usable());
-  auto job = std::make_unique<Job>();
+  auto job = std::make_shared<Job>();
   job->input = batch;
-  auto done = job->done.get_future();
+  auto fabric_done = job->fabric_done.get_future();
   if (!options_.pipelined) {
+    // Unpipelined: one batch at a time through both stages, nothing overlaps.
     std::lock_guard<std::mutex> lock(sequential_mu_);
-    job->status = fabric_stage(*job);
-    if (handle_device_error(job)) return done.get();
-    if (job->status.is_ok()) job->status = host_stage(*job);
-    finish(std::move(job));
-    return done.get();
+    run_fabric(*job);
+    fabric_done.get();
+    return host_part(*job);
   }
   // A device whose run never returns must not hang its callers: past the watchdog the device is
-  // taken for wedged (out of service) and the caller answered.
+  // taken for wedged (out of service) and the caller answered; the job stays the fabric thread's.
   const std::chrono::milliseconds limit = watchdog(batch.dim(0));
   const auto until =
       limit.count() > 0 ? std::chrono::steady_clock::now() + limit : std::chrono::steady_clock::time_point::max();
@@ -281,11 +254,13 @@ Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
       return supervisor_->wedged(limit);
     }
     if (stopping_) return Status::unavailable("the engine is shutting down");
-    fabric_queue_.push_back(std::move(job));
+    fabric_queue_.push_back(job);
   }
   fabric_cv_.notify_one();
-  if (done.wait_until(until) == std::future_status::timeout) return supervisor_->wedged(limit);
-  return done.get();
+  if (fabric_done.wait_until(until) == std::future_status::timeout) return supervisor_->wedged(limit);
+  fabric_done.get();
+  // The host stage on this thread, while the fabric thread runs the next caller's batch.
+  return host_part(*job);
 }
 
 }  // namespace tessera

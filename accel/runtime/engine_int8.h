@@ -1,5 +1,10 @@
 // The int8 path of an Engine: calibration, compilation, the device program, and the two-stage
-// fabric || host pipeline. Internal to accel/runtime.
+// fabric || host pipeline: the fabric stage runs on this instance's thread (one user of the
+// device; a run that never returns is caught by the caller's watchdog), the host stage on the
+// caller's thread when its batch is back. A caller blocks for its batch anyway, so running its
+// host stage itself keeps the overlap (another caller's batch is on the fabric meanwhile) and
+// saves the two thread hand-offs (fabric -> host thread -> caller) a host thread would cost.
+// Internal to accel/runtime.
 #pragma once
 
 #include <atomic>
@@ -39,14 +44,15 @@ struct Engine::Int8Path {
   const plan::ModelPlan* plan() const { return compiled_.has_fabric ? &compiled_.plan : nullptr; }
 
  private:
-  // One batch on its way through the stages.
+  // One batch on its way through the stages; shared by the caller and the fabric thread, so a
+  // caller that gave up on a wedged device leaves it to the fabric thread.
   struct Job {
-    Tensor input;     // float N x C x H x W
+    Tensor input;     // float N x C x H x W (a copy: a caller past its watchdog no longer holds its own)
     Tensor boundary;  // float, the fabric output dequantised
     Inference result;
     Status status;
-    Status device_error;  // the device's own failure (not the batch's): answer UNAVAILABLE, recover
-    std::promise<Result<Inference>> done;
+    Status device_error;             // the device's own failure (not the batch's): answer UNAVAILABLE, recover
+    std::promise<void> fabric_done;  // the fabric stage is over (status, boundary, result set)
   };
 
   Int8Path() = default;
@@ -59,15 +65,17 @@ struct Engine::Int8Path {
   Status load_program();
   // When the fabric stage failed through the device: answers the job UNAVAILABLE (the device is
   // RECOVERING by then), resets the device and reloads the program. False otherwise.
-  bool handle_device_error(std::unique_ptr<Job>& job);
+  bool handle_device_error(Job& job);
   void recover();
   // How long infer() waits for a batch of `images` before it takes the device for wedged: every
   // run ahead of it and its own within their timeouts, plus time for a reset. Zero: no limit.
   std::chrono::milliseconds watchdog(int64_t images) const;
   Status host_stage(Job& job);
+  // After the fabric stage: the host stage on the caller's thread, and the job's answer.
+  Result<Inference> host_part(Job& job);
   void fabric_loop();
-  void host_loop();
-  void finish(std::unique_ptr<Job> job);
+  // The fabric stage of one job, its device error handled; sets fabric_done.
+  void run_fabric(Job& job);
 
   EngineOptions options_;
   int num_classes_ = 0;
@@ -79,13 +87,13 @@ struct Engine::Int8Path {
   std::string device_kind_;
   double clock_mhz_ = 0;
 
-  // Bounded queues between caller -> fabric -> host; depth 2 keeps one batch waiting per stage.
+  // Bounded queue between callers and the fabric thread; depth 2 keeps one batch waiting.
   static constexpr size_t kQueueDepth = 2;
   std::mutex mu_;
-  std::condition_variable fabric_cv_, host_cv_, space_cv_;
-  std::deque<std::unique_ptr<Job>> fabric_queue_, host_queue_;
+  std::condition_variable fabric_cv_, space_cv_;
+  std::deque<std::shared_ptr<Job>> fabric_queue_;
   bool stopping_ = false;
-  std::thread fabric_thread_, host_thread_;
+  std::thread fabric_thread_;
   std::mutex sequential_mu_;  // unpipelined mode: one batch at a time on the device
 };
 

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "accel/common/status.h"
 #include "accel/image/image.h"
@@ -32,7 +33,7 @@ using InferenceCallback = std::function<void(Result<ClassifyResult>)>;
 
 // A job's input, in one of three forms. Each is a view: the submitter keeps what it points at
 // alive until the job's `done` has run.
-// An encoded image (JPEG or PNG file), decoded and preprocessed by the batch's worker.
+// An encoded image (JPEG or PNG file), decoded and preprocessed when the job is submitted.
 struct EncodedImage {
   std::span<const uint8_t> bytes;
 };
@@ -64,6 +65,11 @@ struct InferenceJob {
   InferenceCallback done;
   // Whether admission records this job's outcome as one request in the model's statistics.
   bool records_statistics = true;
+  // Set by InferenceQueue::submit on the submitter's thread, before the job is queued: an encoded
+  // image or pixels decoded and preprocessed into the model's C*H*W floats (empty for an
+  // InputTensor, which is already that), and how long it took. The batch only gathers them.
+  std::vector<float> prepared;
+  SteadyClock::duration prepare_time{0};
 };
 
 }  // namespace tessera

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <exception>
+#include <span>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "accel/image/preprocess.h"
 #include "server/batching/request_log.h"
@@ -13,24 +16,32 @@
 namespace tessera {
 namespace {
 
-// Writes the job's input, preprocessed, into one slot of the batch tensor (`slot` floats).
-Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, const DecodeLimits& limits, float* out,
-                     size_t slot) {
+// The model's input floats of one image (C*H*W).
+size_t input_size(const PreprocessConfig& input) {
+  return static_cast<size_t>(input.channels) * static_cast<size_t>(input.height) * static_cast<size_t>(input.width);
+}
+
+// Decodes (no larger than the model's resize needs: a JPEG scaled, a PNG far larger refused) and
+// preprocesses an encoded image or pixels into `out`; checks an input tensor's size.
+Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, const DecodeLimits& limits,
+                     std::vector<float>& out) {
+  const size_t slot = input_size(input);
   if (const auto* tensor = std::get_if<InputTensor>(&job_input)) {
     if (tensor->values.size() != slot) {
       return Status::invalid_argument("the input tensor has " + std::to_string(tensor->values.size()) +
                                       " elements; the model takes " + std::to_string(slot));
     }
-    std::copy(tensor->values.begin(), tensor->values.end(), out);
     return Status::ok();
   }
-  if (const auto* pixels = std::get_if<DecodedPixels>(&job_input)) return preprocess_into(*pixels->image, input, out);
-  // Decoded no larger than the model's resize needs (a JPEG scaled, a PNG far larger refused).
+  out.resize(slot);
+  if (const auto* pixels = std::get_if<DecodedPixels>(&job_input)) {
+    return preprocess_into(*pixels->image, input, out.data());
+  }
   DecodeLimits sized = limits;
   sized.target_width = input.width;
   sized.target_height = input.height;
   auto image = decode_image(std::get<EncodedImage>(job_input).bytes, input.channels, sized);
-  return image ? preprocess_into(*image, input, out) : image.status();
+  return image ? preprocess_into(*image, input, out.data()) : image.status();
 }
 
 uint64_t whole_micros(std::chrono::nanoseconds d) {
@@ -64,29 +75,53 @@ void InferenceQueue::answer(InferenceJob& job, Result<ClassifyResult> result) {
   }
 }
 
+Status InferenceQueue::refusal(const InferenceJob& job) {
+  if (stopping_) return Status::unavailable("the server is shutting down");
+  const size_t capacity = job.model ? job.model->batching.max_queue : 1;
+  auto it = queues_.find(job.model.get());
+  if (it != queues_.end() && it->second.size() >= capacity) {
+    return Status::resource_exhausted("the queue of model '" + job.model->name() + "' is full (" +
+                                      std::to_string(capacity) + " requests); retry later");
+  }
+  return Status::ok();
+}
+
+Status InferenceQueue::prepare(InferenceJob& job) {
+  if (!job.model) return Status::internal("the job has no model");
+  const auto start = SteadyClock::now();
+  Status status;
+  try {
+    status = prepare_input(job.input, job.model->config().input, options_.decode_limits, job.prepared);
+  } catch (const std::exception& e) {
+    status = Status::internal(std::string("decode: ") + e.what());
+  }
+  job.prepare_time = SteadyClock::now() - start;
+  prepared_.fetch_add(1, std::memory_order_relaxed);
+  return status;
+}
+
 uint64_t InferenceQueue::submit(InferenceJob job) {
   Status refused;
-  uint64_t ticket = 0;
   {
+    // A job the queue would refuse is refused before its decode is paid for.
     std::lock_guard lock(mu_);
-    Queue& queue = queues_[job.model.get()];
-    const size_t capacity = job.model ? job.model->batching.max_queue : 1;
-    if (stopping_) {
-      refused = Status::unavailable("the server is shutting down");
-    } else if (queue.size() >= capacity) {
-      refused = Status::resource_exhausted("the queue of model '" + job.model->name() + "' is full (" +
-                                           std::to_string(capacity) + " requests); retry later");
-    } else {
-      ticket = next_ticket_++;
+    refused = refusal(job);
+  }
+  if (refused.is_ok()) refused = prepare(job);  // on this thread, outside the lock
+  if (refused.is_ok()) {
+    std::unique_lock lock(mu_);
+    refused = refusal(job);  // again: the queue may have filled or stopped meanwhile
+    if (refused.is_ok()) {
+      const uint64_t ticket = next_ticket_++;
+      Queue& queue = queues_[job.model.get()];
       queue.push_back({std::move(job), ticket, SteadyClock::now()});
+      lock.unlock();
+      cv_.notify_one();
+      return ticket;
     }
   }
-  if (!refused.is_ok()) {
-    answer(job, std::move(refused));
-    return 0;
-  }
-  cv_.notify_one();
-  return ticket;
+  answer(job, std::move(refused));
+  return 0;
 }
 
 bool InferenceQueue::cancel(uint64_t ticket) {
@@ -205,34 +240,24 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
   const auto picked = SteadyClock::now();
   const ServedModel& model = *batch.front().job.model;
   const PreprocessConfig& input = model.config().input;
-  const size_t slot =
-      static_cast<size_t>(input.channels) * static_cast<size_t>(input.height) * static_cast<size_t>(input.width);
+  const size_t slot = input_size(input);
   spdlog::debug("batch model={} size={} oldest_wait_us={}", model.name(), batch.size(),
                 micros_between(batch.front().enqueued, picked));
 
-  // Decode + preprocess each job into the next free slot; failed jobs are answered here.
+  // Every job's input was decoded and checked at submit(): the batch only gathers them.
   Tensor tensor({static_cast<int64_t>(batch.size()), input.channels, input.height, input.width});
   std::vector<QueuedJob*> running;
   std::vector<StageDurations> stages;
+  running.reserve(batch.size());
+  stages.reserve(batch.size());
   for (QueuedJob& queued : batch) {
-    InferenceJob& job = queued.job;
-    const auto start = SteadyClock::now();
-    Status status;
-    try {
-      status = prepare_input(job.input, input, options_.decode_limits, tensor.ptr() + running.size() * slot, slot);
-    } catch (const std::exception& e) {
-      status = Status::internal(std::string("decode: ") + e.what());
-    }
-    if (!status.is_ok()) {
-      answer(job, std::move(status));
-      continue;
-    }
+    const InferenceJob& job = queued.job;
+    const auto* tensor_input = std::get_if<InputTensor>(&job.input);
+    const std::span<const float> values = tensor_input ? tensor_input->values : std::span<const float>(job.prepared);
+    std::copy(values.begin(), values.end(), tensor.ptr() + running.size() * slot);
     running.push_back(&queued);
-    stages.push_back({picked - queued.enqueued, SteadyClock::now() - start});
+    stages.push_back({picked - queued.enqueued, job.prepare_time});
   }
-  if (running.empty()) return;
-  tensor.shape[0] = static_cast<int64_t>(running.size());
-  tensor.data.resize(running.size() * slot);
 
   // One model run for the whole batch.
   const auto run_start = SteadyClock::now();

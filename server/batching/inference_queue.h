@@ -1,11 +1,14 @@
 // The dynamic batcher between the request handlers and the models: handlers submit jobs and
-// return; each model has its own bounded queue, and worker threads take batches of one model —
-// as soon as max_batch jobs wait, or when the oldest has waited max_queue_delay_us — decode
-// them, run the model once and call every job back. A full queue refuses at once
+// return; submit() decodes and preprocesses the job's image on the submitter's thread (a bad
+// image fails that request alone, before it is queued), so a batch never waits for its images'
+// decodes; each model has its own bounded queue, and worker threads take batches of one model —
+// as soon as max_batch jobs wait, or when the oldest has waited max_queue_delay_us — gather
+// their ready tensors, run the model once and call every job back. A full queue refuses at once
 // (RESOURCE_EXHAUSTED); jobs past their deadline or cancelled by their caller are answered
 // before the batch reaches the model and never take a slot on the fabric.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -50,9 +53,10 @@ class InferenceQueue {
   InferenceQueue(const InferenceQueue&) = delete;
   InferenceQueue& operator=(const InferenceQueue&) = delete;
 
-  // Hands a job over and returns at once; never waits for inference. `done` runs exactly once:
-  // on a worker thread, or before submit() returns with RESOURCE_EXHAUSTED (the model's queue
-  // is full) or UNAVAILABLE (stopped). Returns a ticket for cancel(), 0 when already answered.
+  // Decodes and preprocesses the job's input here, on the caller's thread, then queues it and
+  // returns; never waits for inference. `done` runs exactly once: on a worker thread, or before
+  // submit() returns with the decode's error, RESOURCE_EXHAUSTED (the model's queue is full) or
+  // UNAVAILABLE (stopped). Returns a ticket for cancel(), 0 when already answered.
   uint64_t submit(InferenceJob job);
 
   // Takes a still-queued job out and answers it CANCELLED at once; false when it already left
@@ -66,6 +70,8 @@ class InferenceQueue {
   // Jobs waiting, in all queues or in one model's.
   size_t depth() const;
   size_t depth(const ServedModel* model) const;
+  // Inputs submit() has decoded and preprocessed so far (whether or not they were then queued).
+  uint64_t prepared() const { return prepared_.load(std::memory_order_relaxed); }
   const InferenceQueueOptions& options() const { return options_; }
 
  private:
@@ -76,12 +82,16 @@ class InferenceQueue {
   };
   using Queue = std::deque<QueuedJob>;
 
+  // Why `job` cannot be queued now (stopping, or its model's queue full); ok when it can. mu_ held.
+  Status refusal(const InferenceJob& job);
+  // Decodes and preprocesses the job's input into job.prepared; an InputTensor is only checked.
+  Status prepare(InferenceJob& job);
   void worker_loop();
   // Blocks until a model's batch is ready (full, or its oldest job waited long enough, or
   // stopping) and takes it; drops expired and cancelled jobs into `dropped` on the way. Empty
   // once stopped and drained.
   std::vector<QueuedJob> take_batch(std::vector<std::pair<QueuedJob, Status>>& dropped);
-  // Decodes each job into its slot of one batch tensor, runs the model once, answers every job.
+  // Gathers each job's prepared input into one batch tensor, runs the model once, answers every job.
   void run_batch(std::vector<QueuedJob> batch);
   // Each running job's result from the batch's inference; `stages` so far (queue, input, infer).
   static std::vector<ClassifyResult> build_results(const ServedModel& model, const std::vector<QueuedJob*>& running,
@@ -94,6 +104,7 @@ class InferenceQueue {
   std::condition_variable cv_;
   std::map<const ServedModel*, Queue> queues_;
   uint64_t next_ticket_ = 1;
+  std::atomic<uint64_t> prepared_{0};
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };

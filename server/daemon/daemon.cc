@@ -12,6 +12,7 @@
 #include "accel/plan/plan_cache.h"
 #include "server/auth/bearer_tokens.h"
 #include "server/auth/grpc_token_credentials.h"
+#include "server/batching/admission.h"
 #include "server/batching/inference_queue.h"
 #include "server/daemon/fd_limit.h"
 #include "server/fleet/fleet_service.h"
@@ -211,12 +212,13 @@ void Daemon::start_telemetry_and_queue() {
   queue_options.observer = stats_.get();
   queue_ = std::make_unique<InferenceQueue>(queue_options);
   stats_->set_queue(queue_.get());
+  admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, options_.max_image_bytes);
   for (auto& sampler : samplers_) sampler->start();
-  telemetry_ = std::make_unique<TelemetryService>(*stats_);
+  telemetry_ = std::make_unique<TelemetryService>(*stats_, in_flight_);
 }
 
 Status Daemon::start_grpc(const Startup& startup) {
-  classifier_ = std::make_unique<ClassifierService>(*models_, *queue_, options_.max_image_bytes);
+  classifier_ = std::make_unique<ClassifierService>(*models_, *admission_);
   kserve::SharedMemoryLimits shm_limits;
   shm_limits.allowed = options_.allow_client_shm;
   shm_limits.max_regions = static_cast<size_t>(options_.shm_max_regions);
@@ -226,7 +228,7 @@ Status Daemon::start_grpc(const Startup& startup) {
     spdlog::info("kserve: system shared memory on: at most {} regions, {} MiB", options_.shm_max_regions,
                  options_.shm_max_mb);
   }
-  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *queue_, shm_.get());
+  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *admission_, shm_.get());
   GrpcServerOptions grpc_options;
   grpc_options.host = options_.listen;
   grpc_options.port = options_.grpc_port;
@@ -256,7 +258,7 @@ Status Daemon::start_http(Startup& startup) {
   fleet_ = std::make_unique<fleet::FleetService>(std::move(startup.peers),
                                                  std::chrono::milliseconds(options_.peer_timeout_ms), *stats_);
   routes_ =
-      std::make_unique<HttpRoutes>(*models_, *queue_, options_.web_root, stats_.get(), tokens_.get(), fleet_.get());
+      std::make_unique<HttpRoutes>(*models_, *admission_, options_.web_root, stats_.get(), tokens_.get(), fleet_.get());
   routes_->set_shared_memory(shm_.get());
   HttpServerOptions http_options;
   http_options.host = options_.listen;
@@ -315,13 +317,7 @@ void Daemon::apply_readiness() {
 
 void Daemon::wait_for_grpc_quiet(std::chrono::steady_clock::time_point deadline) const {
   for (;;) {
-    auto last = std::chrono::steady_clock::time_point::min();
-    for (const InFlightTracker* tracker :
-         {classifier_ ? &classifier_->in_flight() : nullptr, kserve_ ? &kserve_->in_flight() : nullptr,
-          telemetry_ ? &telemetry_->in_flight() : nullptr}) {
-      if (tracker != nullptr) last = std::max(last, tracker->last_refusal());
-    }
-    const auto quiet_at = std::min(last + kGrpcQuiet, deadline);
+    const auto quiet_at = std::min(in_flight_.last_refusal() + kGrpcQuiet, deadline);
     if (std::chrono::steady_clock::now() >= quiet_at) return;
     std::this_thread::sleep_until(quiet_at);
   }
@@ -351,21 +347,17 @@ void Daemon::stop() {
   const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(options_.drain_timeout_s));
   const auto deadline = std::chrono::steady_clock::now() + drain;
-  if (telemetry_) {
-    telemetry_->in_flight().start_draining();
-    telemetry_->end_watch_streams();  // now, not at their next tick
-  }
+  // One admission serves every door: from here on each refuses new work (UNAVAILABLE / 503).
+  in_flight_.start_draining();
+  if (telemetry_) telemetry_->end_watch_streams();  // now, not at their next tick
   // HTTP: no new connection; every answer from now on says "Connection: close" and closes its
   // connection once written, after the answers to the requests it had already read.
   if (http_) http_->start_draining();
-  if (classifier_) classifier_->in_flight().start_draining();
-  if (kserve_) kserve_->in_flight().start_draining();
-  if (routes_) routes_->in_flight().start_draining();
   if (routes_) routes_->end_event_streams();  // SSE streams end now, not at their next tick
-  const bool idle = (!classifier_ || classifier_->in_flight().wait_until_idle(deadline)) &&
-                    (!kserve_ || kserve_->in_flight().wait_until_idle(deadline)) &&
-                    (!routes_ || routes_->in_flight().wait_until_idle(deadline));
-  if (!idle) spdlog::warn("shutdown: requests still running after {} s are cut off", options_.drain_timeout_s);
+  if (!in_flight_.wait_until_idle(deadline)) {
+    spdlog::warn("shutdown: {} request(s) still running after {} s are cut off", in_flight_.running(),
+                 options_.drain_timeout_s);
+  }
   if (grpc_) {
     wait_for_grpc_quiet(deadline);
     grpc_->shutdown(kFlushGrace);

@@ -13,10 +13,12 @@
 
 #include "accel/common/status.h"
 #include "accel/device/device_registry.h"
+#include "server/batching/in_flight.h"
 #include "server/models/model_repository.h"
 
 namespace tessera {
 
+class Admission;
 class BearerTokens;
 class GrpcServer;
 class HttpRoutes;
@@ -126,7 +128,7 @@ class Daemon {
   Status load_models(Startup& startup);
   // Parses --hwmon-rails into hwmon_rails_; each index must be an opened device instance.
   Status check_hwmon_rails();
-  // The power sampler, the stats, the inference queue and the telemetry service.
+  // The power sampler, the stats, the inference queue, admission and the telemetry service.
   void start_telemetry_and_queue();
   // The power sources of one device instance, in priority order; sets labels.static_watts.
   std::vector<std::unique_ptr<telemetry::PowerSource>> power_sources(const DeviceSupervisor& device,
@@ -153,6 +155,10 @@ class Daemon {
   std::map<unsigned, std::vector<std::string>> hwmon_rails_;            // options_.hwmon_rails, parsed
   std::unique_ptr<telemetry::ServerStats> stats_;
   std::unique_ptr<InferenceQueue> queue_;
+  // The one in-flight count of every door (gRPC, KServe, HTTP, the telemetry streams) and the one
+  // admission over it: the drain refuses and waits here once. Both outlive the doors below.
+  InFlightTracker in_flight_;
+  std::unique_ptr<Admission> admission_;
   std::unique_ptr<fleet::FleetService> fleet_;         // its thread answers /v1/fleet; stopped before the HTTP side
   std::unique_ptr<kserve::SharedMemoryRegistry> shm_;  // KServe's shared-memory regions (REST and gRPC)
   std::unique_ptr<HttpRoutes> routes_;

@@ -11,8 +11,8 @@
 
 namespace tessera {
 
-ClassifierService::ClassifierService(ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes)
-    : models_(models), admission_(models, queue, in_flight_, max_image_bytes) {}
+ClassifierService::ClassifierService(ModelRepository& models, Admission& admission)
+    : models_(models), admission_(admission) {}
 
 grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContext* context,
                                                       const v1::ClassifyRequest* request,

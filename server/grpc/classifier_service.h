@@ -3,15 +3,11 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <cstdint>
-
 #include "server/batching/admission.h"
-#include "server/batching/in_flight.h"
 #include "tessera/v1/classifier.grpc.pb.h"
 
 namespace tessera {
 
-class InferenceQueue;
 class ModelRepository;
 
 // Classify hands the request to admission and the queue and returns its reactor at once; the
@@ -19,7 +15,8 @@ class ModelRepository;
 // message of a stream (classify_stream.h). ListModels and the repository calls answer inline.
 class ClassifierService final : public v1::Classifier::CallbackService {
  public:
-  ClassifierService(ModelRepository& models, InferenceQueue& queue, int64_t max_image_bytes);
+  // `admission` is the daemon's, shared with every other door; it must outlive the service.
+  ClassifierService(ModelRepository& models, Admission& admission);
 
   grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context, const v1::ClassifyRequest* request,
                                      v1::ClassifyResponse* response) override;
@@ -35,13 +32,9 @@ class ClassifierService final : public v1::Classifier::CallbackService {
   grpc::ServerUnaryReactor* UnloadModel(grpc::CallbackServerContext* context, const v1::UnloadModelRequest* request,
                                         v1::UnloadModelResponse* response) override;
 
-  // Classify calls and open streams; shutdown drains them.
-  InFlightTracker& in_flight() { return in_flight_; }
-
  private:
   ModelRepository& models_;
-  InFlightTracker in_flight_;
-  Admission admission_;  // over in_flight_
+  Admission& admission_;
 };
 
 }  // namespace tessera

@@ -29,8 +29,8 @@ grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grp
 
 }  // namespace
 
-KserveGrpcService::KserveGrpcService(ModelRepository& models, InferenceQueue& queue, SharedMemoryRegistry* shm)
-    : models_(models), shm_(shm), admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes) {}
+KserveGrpcService::KserveGrpcService(ModelRepository& models, Admission& admission, SharedMemoryRegistry* shm)
+    : models_(models), shm_(shm), admission_(admission) {}
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerContext* context,
                                                         const inference::ServerLiveRequest* /*request*/,
@@ -42,7 +42,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* KserveGrpcService::ServerReady(grpc::CallbackServerContext* context,
                                                          const inference::ServerReadyRequest* /*request*/,
                                                          inference::ServerReadyResponse* response) {
-  response->set_ready(!in_flight_.draining() && models_.device_ready().is_ok());
+  response->set_ready(!admission_.in_flight().draining() && models_.device_ready().is_ok());
   return finish(context, grpc::Status::OK);
 }
 
@@ -51,7 +51,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelReady(grpc::CallbackServerCont
                                                         inference::ModelReadyResponse* response) {
   auto model = find_model(models_, request->name(), request->version());
   if (!model) return finish(context, to_grpc_status(model.status()));
-  response->set_ready(!in_flight_.draining() && models_.device_ready().is_ok());
+  response->set_ready(!admission_.in_flight().draining() && models_.device_ready().is_ok());
   return finish(context, grpc::Status::OK);
 }
 

@@ -6,10 +6,8 @@
 
 #include "kserve/grpc_predict_v2.grpc.pb.h"
 #include "server/batching/admission.h"
-#include "server/batching/in_flight.h"
 
 namespace tessera {
-class InferenceQueue;
 class ModelRepository;
 }  // namespace tessera
 
@@ -24,9 +22,10 @@ class SharedMemoryRegistry;
 // thread). ServerReady and ModelReady say false once the daemon drains.
 class KserveGrpcService final : public inference::GRPCInferenceService::CallbackService {
  public:
-  // Images are checked against the queue's decode limits. `shm`: the system shared-memory
-  // regions (kserve_grpc_shared_memory.cc), shared with REST; null: those RPCs are UNIMPLEMENTED.
-  KserveGrpcService(ModelRepository& models, InferenceQueue& queue, SharedMemoryRegistry* shm = nullptr);
+  // `admission`: the daemon's, shared with every other door (images are checked against its
+  // queue's decode limits). `shm`: the system shared-memory regions (kserve_grpc_shared_memory.cc),
+  // shared with REST; null: those RPCs are UNIMPLEMENTED. Both must outlive the service.
+  KserveGrpcService(ModelRepository& models, Admission& admission, SharedMemoryRegistry* shm = nullptr);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -81,14 +80,10 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
                                             const inference::ModelStatisticsRequest* request,
                                             inference::ModelStatisticsResponse* response) override;
 
-  // ModelInfer calls waiting for the queue; shutdown drains them.
-  InFlightTracker& in_flight() { return in_flight_; }
-
  private:
   ModelRepository& models_;
   SharedMemoryRegistry* shm_;
-  InFlightTracker in_flight_;
-  Admission admission_;  // over in_flight_
+  Admission& admission_;
 };
 
 }  // namespace tessera::kserve

@@ -32,14 +32,14 @@ constexpr int64_t kMaxStaticFileBytes = 8 << 20;
 
 }  // namespace
 
-HttpRoutes::HttpRoutes(ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
+HttpRoutes::HttpRoutes(ModelRepository& models, Admission& admission, std::filesystem::path web_root,
                        const telemetry::ServerStats* stats, const BearerTokens* tokens, fleet::FleetService* fleet)
     : models_(models),
       web_root_(std::move(web_root)),
       stats_(stats),
       tokens_(tokens),
       fleet_(fleet),
-      admission_(models, queue, in_flight_, queue.options().decode_limits.max_bytes),
+      admission_(admission),
       json_body_multiple_(kserve::kDefaultJsonBodyMultiple) {}
 
 uint64_t HttpRoutes::body_limit(const HttpRequestHeader& header, uint64_t limit) const {
@@ -70,7 +70,7 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
   }
   if (path == "/v1/telemetry/stream" && stats_) {
     if (method != http::verb::get) return reply(method_not_allowed("GET"));
-    return respond_telemetry_stream(request, respond, *stats_, in_flight_, event_streams_);
+    return respond_telemetry_stream(request, respond, *stats_, admission_.in_flight(), event_streams_);
   }
   if (path == "/v1/telemetry" && stats_) {
     if (!get) return reply(method_not_allowed("GET, HEAD"));
@@ -94,13 +94,13 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
 }
 
 void HttpRoutes::fleet(const HttpRequest& request, HttpResponder& respond) {
-  if (!in_flight_.try_begin()) {
+  if (!admission_.in_flight().try_begin()) {
     return respond(make_error_response(Status::unavailable("the server is shutting down")));
   }
   // Answered on the fleet service's thread once every peer answered or timed out.
   fleet_->collect([this, respond, method = request.method()](const json& body) {
     respond(answer_to(method, make_json_response(200, body)));
-    in_flight_.end();
+    admission_.in_flight().end();
   });
 }
 

@@ -8,14 +8,12 @@
 #include <filesystem>
 
 #include "server/batching/admission.h"
-#include "server/batching/in_flight.h"
 #include "server/http/event_stream_hub.h"
 #include "server/http/types.h"
 
 namespace tessera {
 
 class BearerTokens;
-class InferenceQueue;
 class ModelRepository;
 namespace telemetry {
 class ServerStats;
@@ -30,8 +28,9 @@ class SharedMemoryRegistry;
 class HttpRoutes final : public HttpHandler {
  public:
   // Without `stats` there is no /metrics nor /v1/telemetry; without `tokens` no route wants one;
-  // without `fleet` no /v1/fleet.
-  HttpRoutes(ModelRepository& models, InferenceQueue& queue, std::filesystem::path web_root,
+  // without `fleet` no /v1/fleet. `admission` is the daemon's, shared with the gRPC doors; its
+  // in-flight count also holds the event streams and /v1/fleet. All must outlive the routes.
+  HttpRoutes(ModelRepository& models, Admission& admission, std::filesystem::path web_root,
              const telemetry::ServerStats* stats = nullptr, const BearerTokens* tokens = nullptr,
              fleet::FleetService* fleet = nullptr);
 
@@ -47,9 +46,7 @@ class HttpRoutes final : public HttpHandler {
   // KServe's /v2/systemsharedmemory over these regions (shared with gRPC); before the server starts.
   void set_shared_memory(kserve::SharedMemoryRegistry* shm) { shm_ = shm; }
 
-  // Classify requests waiting for the queue and open event streams; shutdown drains them.
-  InFlightTracker& in_flight() { return in_flight_; }
-  // After in_flight().start_draining(): ends the open event streams now, not at their next tick.
+  // After the admission's in-flight count started draining: ends the open event streams now, not at their next tick.
   void end_event_streams() { event_streams_.wake_all(); }
 
  private:
@@ -62,8 +59,7 @@ class HttpRoutes final : public HttpHandler {
   const telemetry::ServerStats* stats_;
   const BearerTokens* tokens_;
   fleet::FleetService* fleet_;
-  InFlightTracker in_flight_;
-  Admission admission_;  // over in_flight_
+  Admission& admission_;
   EventStreamHub event_streams_;
   uint32_t json_body_multiple_;
   kserve::SharedMemoryRegistry* shm_ = nullptr;

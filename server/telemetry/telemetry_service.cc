@@ -171,7 +171,8 @@ void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out)
   for (const telemetry::DeviceStats& d : s.devices) device_to_proto(d, *out.add_devices());
 }
 
-TelemetryService::TelemetryService(const telemetry::ServerStats& stats) : stats_(stats) {}
+TelemetryService::TelemetryService(const telemetry::ServerStats& stats, InFlightTracker& in_flight)
+    : stats_(stats), in_flight_(in_flight) {}
 
 grpc::ServerUnaryReactor* TelemetryService::GetTelemetry(grpc::CallbackServerContext* context,
                                                          const v1::GetTelemetryRequest* /*request*/,

@@ -16,22 +16,22 @@ void to_proto(const telemetry::TelemetrySnapshot& s, v1::TelemetrySnapshot& out)
 
 class TelemetryService final : public v1::Telemetry::CallbackService {
  public:
-  explicit TelemetryService(const telemetry::ServerStats& stats);
+  // `in_flight`: the daemon's one in-flight count (admission's), which the watch streams join; it
+  // must outlive the service.
+  TelemetryService(const telemetry::ServerStats& stats, InFlightTracker& in_flight);
 
   grpc::ServerUnaryReactor* GetTelemetry(grpc::CallbackServerContext* context, const v1::GetTelemetryRequest* request,
                                          v1::TelemetrySnapshot* response) override;
   grpc::ServerWriteReactor<v1::TelemetrySnapshot>* WatchTelemetry(grpc::CallbackServerContext* context,
                                                                   const v1::WatchTelemetryRequest* request) override;
 
-  // Open watch streams; draining refuses new ones.
-  InFlightTracker& in_flight() { return in_flight_; }
-  // After in_flight().start_draining(): ends the open watch streams now (with OK), not at their
+  // After the in-flight count started draining: ends the open watch streams now (with OK), not at their
   // next tick, which may be a minute away.
   void end_watch_streams() { watch_drains_.wake_all(); }
 
  private:
   const telemetry::ServerStats& stats_;
-  InFlightTracker in_flight_;
+  InFlightTracker& in_flight_;  // open watch streams; draining refuses new ones
   EventStreamHub watch_drains_;
 };
 

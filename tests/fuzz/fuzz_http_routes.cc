@@ -16,6 +16,8 @@
 #include <memory>
 #include <mutex>
 
+#include "server/batching/admission.h"
+#include "server/batching/in_flight.h"
 #include "server/batching/inference_queue.h"
 #include "server/models/model_repository.h"
 #include "server/routes/http_routes.h"
@@ -29,6 +31,8 @@ using namespace tessera;
 struct RoutesUnderTest {
   std::unique_ptr<ModelRepository> models;
   std::unique_ptr<InferenceQueue> queue;
+  InFlightTracker in_flight;
+  std::unique_ptr<Admission> admission;
   std::unique_ptr<HttpRoutes> routes;
 
   RoutesUnderTest() {
@@ -42,7 +46,8 @@ struct RoutesUnderTest {
     InferenceQueueOptions options;
     options.workers = 1;
     queue = std::make_unique<InferenceQueue>(options);
-    routes = std::make_unique<HttpRoutes>(*models, *queue, std::filesystem::path(TESSERA_SOURCE_DIR) / "web");
+    admission = std::make_unique<Admission>(*models, *queue, in_flight, options.decode_limits.max_bytes);
+    routes = std::make_unique<HttpRoutes>(*models, *admission, std::filesystem::path(TESSERA_SOURCE_DIR) / "web");
   }
 };
 

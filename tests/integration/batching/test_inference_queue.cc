@@ -157,6 +157,34 @@ TEST_F(InferenceQueueTest, BadImageIsInvalidArgument) {
   EXPECT_FALSE(status.message().empty());
 }
 
+// Images are decoded as they are submitted, on the submitter's thread, not by the batch: while a
+// batch of 8 still waits for company (a 30 s delay), its images are already decoded, and a corrupt
+// one is answered before submit() returns without holding up the others.
+TEST_F(InferenceQueueTest, ImagesAreDecodedBeforeTheBatchForms) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
+  InferenceQueue queue({});
+  const std::string junk = "definitely not an image";
+  Status corrupt = Status::internal("not answered");
+  InferenceJob bad = job([&](const Result<ClassifyResult>& r) { corrupt = r.status(); });
+  bad.input = EncodedImage{{reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}};
+  EXPECT_EQ(queue.submit(std::move(bad)), 0u) << "answered at once, never queued";
+  EXPECT_EQ(corrupt.code(), StatusCode::kInvalidArgument) << corrupt.to_string();
+  EXPECT_EQ(queue.depth(), 0u);
+
+  std::vector<std::future<Result<ClassifyResult>>> futures;
+  futures.reserve(8);
+  for (int i = 0; i < 7; ++i) futures.push_back(submit(queue));
+  EXPECT_EQ(queue.depth(), 7u) << "no batch has formed yet";
+  EXPECT_EQ(queue.prepared(), 8u) << "yet every image submitted is decoded";
+  futures.push_back(submit(queue));  // the eighth closes the batch
+  for (auto& f : futures) {
+    auto r = wait(f);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(r->batch_size, 8u) << "the corrupt image failed alone";
+    EXPECT_GT(r->stages.compute_input.count(), 0) << "the decode's time is the job's own";
+  }
+}
+
 // A batch closes as soon as max_batch jobs wait, however long the delay would allow.
 TEST_F(InferenceQueueTest, FullBatchClosesAtMaxBatch) {
   use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
