@@ -63,7 +63,8 @@ void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32
   args.weights = run.weights + run.d.weight_offset + static_cast<size_t>(first) * s.k;
   args.packed = run.packed == nullptr
                     ? nullptr
-                    : run.packed + g * packed_weight_words(s.out_per_group, s.k) + packed_weight_words(oc_begin, s.k);
+                    : run.packed + g * run.kernels.packed_words(s.out_per_group, s.k) +
+                          run.kernels.packed_words(oc_begin, s.k);
   args.m = oc_end - oc_begin;
   args.k = s.k;
   args.col = col.data();
