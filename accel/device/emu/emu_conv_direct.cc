@@ -50,9 +50,19 @@ PhasedRows phase_rows(const ConvShape& s, const int8_t* plane, int32_t first, in
       if (limit > 0) std::memcpy(out + s.pad_left, in, limit);
       continue;
     }
-    for (uint32_t x = 0; x < limit; ++x) {
-      const uint32_t c = x + static_cast<uint32_t>(s.pad_left);
-      out[(c % s.stride_w) * rows.width + c / s.stride_w] = in[x];
+    for (uint32_t p = 0; p < s.stride_w; ++p) {
+      // Phase p's position i is padded column p + stride * i, input column x = that - pad_left.
+      const uint32_t pad = static_cast<uint32_t>(s.pad_left);
+      const uint32_t i0 = p >= pad ? 0 : (pad - p + s.stride_w - 1) / s.stride_w;
+      const uint32_t i1 = (limit + pad + s.stride_w - 1 - p) / s.stride_w;  // first i with x >= limit
+      if (i0 >= i1) continue;
+      const int8_t* from = in + (p + s.stride_w * i0 - pad);
+      int8_t* to = out + p * rows.width + i0;
+      if (s.stride_w == 2) {
+        copy_stride2(to, from, i1 - i0);
+      } else {
+        for (uint32_t i = 0; i < i1 - i0; ++i) to[i] = from[static_cast<size_t>(i) * s.stride_w];
+      }
     }
   }
   return rows;

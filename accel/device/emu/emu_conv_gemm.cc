@@ -16,25 +16,6 @@
 namespace tessera::emu {
 namespace {
 
-// out[j] = src[2 * j] for j < n (reads src[0 .. 2n - 1)). GCC leaves this loop byte by byte,
-// so the baseline SIMD of each 64-bit target (SSE2 on x86-64, Advanced SIMD on aarch64; neither
-// needs a run-time check) deinterleaves 16 bytes a step: stride-2 convs' im2col (ResNet's
-// first 7x7 and its downsampling layers) was as costly as their GEMM.
-void copy_stride2(int8_t* out, const int8_t* src, uint32_t n) {
-  uint32_t j = 0;
-#if defined(__x86_64__)
-  const __m128i low_bytes = _mm_set1_epi16(0x00FF);
-  for (; j + 16 <= n; j += 16) {
-    const __m128i a = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * j)), low_bytes);
-    const __m128i b = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * j + 16)), low_bytes);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm_packus_epi16(a, b));  // words 0..255: no saturation
-  }
-#elif defined(__aarch64__)
-  for (; j + 16 <= n; j += 16) vst1q_s8(out + j, vld2q_s8(src + 2 * j).val[0]);
-#endif
-  for (; j < n; ++j) out[j] = src[2 * j];
-}
-
 // One im2col row (tap ky, kx of one input channel plane) for output rows [row_begin, row_end).
 void build_tap_row(const ConvShape& s, const int8_t* plane, uint32_t ky, uint32_t kx, uint32_t row_begin,
                    uint32_t row_end, int8_t* dst) {
@@ -109,6 +90,25 @@ void build_columns(const ConvShape& s, const int8_t* in, uint32_t row_begin, uin
 }
 
 }  // namespace
+
+// GCC leaves this loop byte by byte,
+// so the baseline SIMD of each 64-bit target (SSE2 on x86-64, Advanced SIMD on aarch64; neither
+// needs a run-time check) deinterleaves 16 bytes a step: stride-2 convs' im2col (ResNet's
+// first 7x7 and its downsampling layers) was as costly as their GEMM.
+void copy_stride2(int8_t* out, const int8_t* src, uint32_t n) {
+  uint32_t j = 0;
+#if defined(__x86_64__)
+  const __m128i low_bytes = _mm_set1_epi16(0x00FF);
+  for (; j + 16 <= n; j += 16) {
+    const __m128i a = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * j)), low_bytes);
+    const __m128i b = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * j + 16)), low_bytes);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm_packus_epi16(a, b));  // words 0..255: no saturation
+  }
+#elif defined(__aarch64__)
+  for (; j + 16 <= n; j += 16) vst1q_s8(out + j, vld2q_s8(src + 2 * j).val[0]);
+#endif
+  for (; j < n; ++j) out[j] = src[2 * j];
+}
 
 void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g, uint32_t row_begin,
                      uint32_t row_end, uint32_t oc_begin, uint32_t oc_end) {
