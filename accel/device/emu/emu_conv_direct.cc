@@ -82,6 +82,11 @@ void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, u
   const int32_t last = std::max(first, std::min<int32_t>(static_cast<int32_t>(s.in_h), end_row));
   const int8_t* src[kMaxTaps];
   int32_t tap_weight[kMaxTaps];
+  uint32_t phase[abi::kMaxKernel], offset[abi::kMaxKernel];  // kernel column kx's phase and start in it
+  for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
+    phase[kx] = kx * s.dilation_w % s.stride_w;
+    offset[kx] = kx * s.dilation_w / s.stride_w;
+  }
   for (uint32_t oc = oc_begin; oc < oc_end; ++oc) {
     const uint32_t g = oc / s.out_per_group;
     const int8_t* in = conv_input(run, s, n, g);
@@ -96,8 +101,7 @@ void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, u
           if (iy < first || iy >= last) continue;
           const int8_t* w = weights + (ic * s.kernel_h + ky) * s.kernel_w;
           for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
-            const uint32_t c = kx * s.dilation_w;
-            src[live] = rows.at(iy, c % s.stride_w) + c / s.stride_w;
+            src[live] = rows.at(iy, phase[kx]) + offset[kx];
             tap_weight[live++] = w[kx];
           }
         }

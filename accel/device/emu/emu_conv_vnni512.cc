@@ -1,6 +1,6 @@
-// The AVX-512 VNNI GEMM (vpdpbusd on 512-bit vectors); the element loops (direct conv, pool,
-// add, requantise-a-row) are AVX2's. Only functions marked TESSERA_VNNI512 use AVX-512, and
-// vnni512_kernels() offers them only when the CPU reports avx512f, bw, vl and vnni.
+// The AVX-512 VNNI GEMM (vpdpbusd on 512-bit vectors), the direct conv's taps (vpdpwssd) and
+// requantise-a-row on 512-bit vectors; the other element loops (pool, add) are AVX2's. Only functions marked
+// TESSERA_VNNI512 use AVX-512, and vnni512_kernels() offers them only when the CPU reports avx512f, bw, vl and vnni.
 //
 // Exactness: vpdpbusd (not vpdpbusds) adds four u8 x s8 products to an int32 lane with
 // two's-complement wrap; a sum of four products (|.| < 2^17) cannot overflow before that add.
@@ -17,6 +17,7 @@
 // -Wuninitialized reports where they inline; the warning's location is in the header.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
@@ -38,17 +39,29 @@ TESSERA_VNNI512 inline __m512i round_shift_clamp(__m512i p, __m512i round, __m12
   return _mm512_mask_mov_epi64(_mm512_min_epi64(p, hi), _mm512_cmpgt_epi64_mask(lo, p), lo);
 }
 
-// Sixteen int32 accumulators of channel i -> sixteen int8 (acc + bias wraps, as wrap_add; the
-// narrowing truncates, as the C++ cast of a value clamped to int32).
-TESSERA_VNNI512 inline __m128i requantize16(__m512i acc, int32_t bias, const GemmArgs& g, uint32_t i) {
-  const int32_t shift = g.q.shift[i];
-  const __m512i multiplier = _mm512_set1_epi32(g.q.multiplier[i]);
-  const __m512i round = _mm512_set1_epi64(static_cast<long long>(1) << (shift - 1));
-  const __m512i lo = _mm512_set1_epi64(g.q.lo), hi = _mm512_set1_epi64(g.q.hi);
-  const __m128i count = _mm_cvtsi32_si128(shift);
-  acc = _mm512_add_epi32(acc, _mm512_set1_epi32(bias));
-  const __m512i even = round_shift_clamp(_mm512_mul_epi32(acc, multiplier), round, count, lo, hi);
-  const __m512i odd = round_shift_clamp(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), multiplier), round, count, lo, hi);
+// One output channel's requantisation constants, broadcast.
+struct Requant512 {
+  __m512i bias, multiplier, round, lo, hi;
+  __m128i shift;
+};
+
+TESSERA_VNNI512 inline Requant512 make_requant(int32_t bias, int32_t multiplier, int32_t shift, int32_t lo,
+                                               int32_t hi) {
+  return {_mm512_set1_epi32(bias),
+          _mm512_set1_epi32(multiplier),
+          _mm512_set1_epi64(static_cast<long long>(1) << (shift - 1)),
+          _mm512_set1_epi64(lo),
+          _mm512_set1_epi64(hi),
+          _mm_cvtsi32_si128(shift)};
+}
+
+// Sixteen int32 accumulators -> sixteen int8 (acc + bias wraps, as wrap_add; the narrowing
+// truncates, as the C++ cast of a value clamped to int32).
+TESSERA_VNNI512 inline __m128i requantize16(__m512i acc, const Requant512& q) {
+  acc = _mm512_add_epi32(acc, q.bias);
+  const __m512i even = round_shift_clamp(_mm512_mul_epi32(acc, q.multiplier), q.round, q.shift, q.lo, q.hi);
+  const __m512i odd =
+      round_shift_clamp(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), q.multiplier), q.round, q.shift, q.lo, q.hi);
   return _mm512_cvtepi32_epi8(_mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32)));
 }
 
@@ -111,11 +124,12 @@ TESSERA_VNNI512 void micro_kernel(const GemmArgs& g, const int32_t* a, const uin
 #pragma GCC unroll 8
   for (int r = 0; r < Rows; ++r) {
     const uint32_t i = m0 + r;
-    const int32_t bias = wrap_add(g.q.bias[i], correction[r]);
+    const Requant512 rq =
+        make_requant(wrap_add(g.q.bias[i], correction[r]), g.q.multiplier[i], g.q.shift[i], g.q.lo, g.q.hi);
     int8_t* out = g.out + i * g.out_stride + n0;
 #pragma GCC unroll 4
     for (int v = 0; v < Vecs; ++v) {
-      const __m128i bytes = requantize16(_mm512_load_si512(sums[r] + 16 * v), bias, g, i);
+      const __m128i bytes = requantize16(_mm512_load_si512(sums[r] + 16 * v), rq);
       const uint32_t left = valid - 16 * v;
       if (left >= 16) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * v), bytes);
@@ -169,6 +183,54 @@ void gemm_vnni512(const GemmArgs& g) {
   }
 }
 
+// The direct conv's taps, 32 pixels a step: two taps' int8 rows widened to int16 and
+// interleaved, one vpdpwssd (int16 pair products summed into int32 lanes, wrapping, not
+// saturating) per 16 pixels with the (w[t], w[t + 1]) pair; the rest of the row goes to AVX2's.
+TESSERA_VNNI512 void mac_taps_avx512(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps,
+                                     uint32_t n) {
+  int32_t pairs[(kMaxTaps + 1) / 2];
+  for (uint32_t t = 0; t < taps; t += 2) {
+    const uint32_t lo = static_cast<uint16_t>(static_cast<int16_t>(w[t]));
+    const uint32_t hi = t + 1 < taps ? static_cast<uint16_t>(static_cast<int16_t>(w[t + 1])) : 0;
+    pairs[t / 2] = static_cast<int32_t>(lo | (hi << 16));
+  }
+  // unpacklo/hi leave 128-bit lane L with pixels 8L..8L+3 / 8L+4..8L+7: these put them in order.
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  uint32_t j = 0;
+  for (; j + 32 <= n; j += 32) {
+    __m512i lo = _mm512_setzero_si512(), hi = lo;
+    for (uint32_t t = 0; t < taps; t += 2) {
+      const __m512i x0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[t] + j)));
+      const __m512i x1 =
+          t + 1 < taps ? _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[t + 1] + j)))
+                       : _mm512_setzero_si512();
+      const __m512i wp = _mm512_set1_epi32(pairs[t / 2]);
+      lo = _mm512_dpwssd_epi32(lo, _mm512_unpacklo_epi16(x0, x1), wp);
+      hi = _mm512_dpwssd_epi32(hi, _mm512_unpackhi_epi16(x0, x1), wp);
+    }
+    __m512i* out = reinterpret_cast<__m512i*>(acc + j);
+    _mm512_storeu_si512(out, _mm512_add_epi32(_mm512_loadu_si512(out), _mm512_permutex2var_epi64(lo, first, hi)));
+    _mm512_storeu_si512(out + 1,
+                        _mm512_add_epi32(_mm512_loadu_si512(out + 1), _mm512_permutex2var_epi64(lo, second, hi)));
+  }
+  if (j == n) return;
+  const int8_t* rest[kMaxTaps];
+  for (uint32_t t = 0; t < taps; ++t) rest[t] = src[t] + j;
+  avx2_kernels()->mac_taps(acc + j, rest, w, taps, n - j);
+}
+
+// 16 accumulators a step through requantize16; the tail goes to AVX2's.
+TESSERA_VNNI512 void requantize_row_avx512(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier,
+                                           int32_t shift, int32_t lo, int32_t hi, int8_t* out) {
+  const Requant512 q = make_requant(bias, multiplier, shift, lo, hi);
+  uint32_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), requantize16(_mm512_loadu_si512(acc + j), q));
+  }
+  if (j < n) avx2_kernels()->requantize_row(acc + j, n - j, bias, multiplier, shift, lo, hi, out + j);
+}
+
 }  // namespace
 
 const EmuKernels* vnni512_kernels() {
@@ -185,6 +247,8 @@ const EmuKernels* vnni512_kernels() {
     k.packed_words = &packed_quad_words;
     k.gemm_rows = kVnniRows;
     k.gemm = &gemm_vnni512;
+    k.mac_taps = &mac_taps_avx512;
+    k.requantize_row = &requantize_row_avx512;
     return &k;
   }();
   return kernels;
