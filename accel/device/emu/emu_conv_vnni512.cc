@@ -185,7 +185,8 @@ void gemm_vnni512(const GemmArgs& g) {
 
 // The direct conv's taps, 32 pixels a step: two taps' int8 rows widened to int16 and
 // interleaved, one vpdpwssd (int16 pair products summed into int32 lanes, wrapping, not
-// saturating) per 16 pixels with the (w[t], w[t + 1]) pair; the rest of the row goes to AVX2's.
+// saturating) per 16 pixels with the (w[t], w[t + 1]) pair. Rows of 7, 14 or 28 pixels (the late
+// layers) take one masked step, not a scalar tail.
 TESSERA_VNNI512 void mac_taps_avx512(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps,
                                      uint32_t n) {
   int32_t pairs[(kMaxTaps + 1) / 2];
@@ -197,38 +198,38 @@ TESSERA_VNNI512 void mac_taps_avx512(uint32_t* acc, const int8_t* const* src, co
   // unpacklo/hi leave 128-bit lane L with pixels 8L..8L+3 / 8L+4..8L+7: these put them in order.
   const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
   const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-  uint32_t j = 0;
-  for (; j + 32 <= n; j += 32) {
+  for (uint32_t j = 0; j < n; j += 32) {
+    // The last step is masked: it reads, adds and writes only the row's remaining pixels.
+    const uint32_t left = n - j < 32 ? n - j : 32;
+    const __mmask32 bytes = left == 32 ? ~0u : (1u << left) - 1;
+    const auto low = static_cast<__mmask16>(bytes), high = static_cast<__mmask16>(bytes >> 16);
     __m512i lo = _mm512_setzero_si512(), hi = lo;
     for (uint32_t t = 0; t < taps; t += 2) {
-      const __m512i x0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[t] + j)));
+      const __m512i x0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(bytes, src[t] + j));
       const __m512i x1 =
-          t + 1 < taps ? _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[t + 1] + j)))
-                       : _mm512_setzero_si512();
+          t + 1 < taps ? _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(bytes, src[t + 1] + j)) : _mm512_setzero_si512();
       const __m512i wp = _mm512_set1_epi32(pairs[t / 2]);
       lo = _mm512_dpwssd_epi32(lo, _mm512_unpacklo_epi16(x0, x1), wp);
       hi = _mm512_dpwssd_epi32(hi, _mm512_unpackhi_epi16(x0, x1), wp);
     }
-    __m512i* out = reinterpret_cast<__m512i*>(acc + j);
-    _mm512_storeu_si512(out, _mm512_add_epi32(_mm512_loadu_si512(out), _mm512_permutex2var_epi64(lo, first, hi)));
-    _mm512_storeu_si512(out + 1,
-                        _mm512_add_epi32(_mm512_loadu_si512(out + 1), _mm512_permutex2var_epi64(lo, second, hi)));
+    uint32_t* out = acc + j;
+    _mm512_mask_storeu_epi32(
+        out, low, _mm512_add_epi32(_mm512_maskz_loadu_epi32(low, out), _mm512_permutex2var_epi64(lo, first, hi)));
+    _mm512_mask_storeu_epi32(
+        out + 16, high,
+        _mm512_add_epi32(_mm512_maskz_loadu_epi32(high, out + 16), _mm512_permutex2var_epi64(lo, second, hi)));
   }
-  if (j == n) return;
-  const int8_t* rest[kMaxTaps];
-  for (uint32_t t = 0; t < taps; ++t) rest[t] = src[t] + j;
-  avx2_kernels()->mac_taps(acc + j, rest, w, taps, n - j);
 }
 
-// 16 accumulators a step through requantize16; the tail goes to AVX2's.
+// 16 accumulators a step through requantize16, the last step masked.
 TESSERA_VNNI512 void requantize_row_avx512(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier,
                                            int32_t shift, int32_t lo, int32_t hi, int8_t* out) {
   const Requant512 q = make_requant(bias, multiplier, shift, lo, hi);
-  uint32_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), requantize16(_mm512_loadu_si512(acc + j), q));
+  for (uint32_t j = 0; j < n; j += 16) {
+    const uint32_t left = n - j < 16 ? n - j : 16;
+    const auto mask = static_cast<__mmask16>(left == 16 ? 0xFFFFu : (1u << left) - 1);
+    _mm_mask_storeu_epi8(out + j, mask, requantize16(_mm512_maskz_loadu_epi32(mask, acc + j), q));
   }
-  if (j < n) avx2_kernels()->requantize_row(acc + j, n - j, bias, multiplier, shift, lo, hi, out + j);
 }
 
 }  // namespace
