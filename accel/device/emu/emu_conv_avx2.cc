@@ -25,8 +25,8 @@ namespace {
 
 using avx2::make_requant;
 using avx2::narrow16;
-using avx2::RequantVec;
 using avx2::requantize8;
+using avx2::RequantVec;
 
 // Widens 16 pixels of every im2col row pair into panel[p] = {x[2p][j], x[2p + 1][j]} pairs,
 // laid out as two vectors per pair: pixels 0-3, 8-11 then 4-7, 12-15 (unpack's lane order).

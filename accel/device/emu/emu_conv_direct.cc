@@ -43,9 +43,8 @@ PhasedRows phase_rows(const ConvShape& s, const int8_t* plane, int32_t first, in
     const int8_t* in = plane + static_cast<size_t>(iy) * s.in_w;
     int8_t* out = buffer.data() + static_cast<size_t>(iy - first) * row_bytes;
     // Input column x is padded column x + pad_left; only those below span are ever read.
-    const uint32_t limit = std::min<uint32_t>(s.in_w, span > static_cast<uint32_t>(s.pad_left)
-                                                          ? span - static_cast<uint32_t>(s.pad_left)
-                                                          : 0);
+    const uint32_t limit = std::min<uint32_t>(
+        s.in_w, span > static_cast<uint32_t>(s.pad_left) ? span - static_cast<uint32_t>(s.pad_left) : 0);
     if (s.stride_w == 1) {
       if (limit > 0) std::memcpy(out + s.pad_left, in, limit);
       continue;
@@ -111,8 +110,8 @@ void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, u
     const RequantParams q = conv_requant(run, oc);
     int8_t* out = conv_output(run, s, n, oc);
     for (uint32_t oy = row_begin; oy < row_end; ++oy) {
-      run.kernels.requantize_row(reinterpret_cast<const int32_t*>(acc.data()) + (oy - row_begin) * s.conv_w,
-                                 s.conv_w, q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi,
+      run.kernels.requantize_row(reinterpret_cast<const int32_t*>(acc.data()) + (oy - row_begin) * s.conv_w, s.conv_w,
+                                 q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi,
                                  out + static_cast<size_t>(oy) * s.conv_w);
     }
   }

@@ -59,7 +59,8 @@ void build_tap_row(const ConvShape& s, const int8_t* plane, uint32_t ky, uint32_
     }
     std::memset(out, 0, begin);
     std::memset(out + end, 0, s.conv_w - end);
-    const int8_t* row = plane + static_cast<size_t>(iy) * s.in_w + (static_cast<int32_t>(begin * s.stride_w) + col_offset);
+    const int8_t* row =
+        plane + static_cast<size_t>(iy) * s.in_w + (static_cast<int32_t>(begin * s.stride_w) + col_offset);
     if (s.stride_w == 1) {
       std::memcpy(out + begin, row, end - begin);
     } else if (s.stride_w == 2) {
@@ -122,10 +123,9 @@ void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32
   const uint32_t first = g * s.out_per_group + oc_begin;  // first output channel of the block
   GemmArgs args{};
   args.weights = run.weights + run.d.weight_offset + static_cast<size_t>(first) * s.k;
-  args.packed = run.packed == nullptr
-                    ? nullptr
-                    : run.packed + g * run.kernels.packed_words(s.out_per_group, s.k) +
-                          run.kernels.packed_words(oc_begin, s.k);
+  args.packed = run.packed == nullptr ? nullptr
+                                      : run.packed + g * run.kernels.packed_words(s.out_per_group, s.k) +
+                                            run.kernels.packed_words(oc_begin, s.k);
   args.m = oc_end - oc_begin;
   args.k = s.k;
   args.col = col.data();

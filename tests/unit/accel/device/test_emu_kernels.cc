@@ -130,7 +130,8 @@ TEST_P(EmuKernelsTest, GemmExtremesOverALongKWrapLikeInt32) {
   std::vector<int32_t> bias(m), multiplier(m, 1 << 30), shift(m, 30);
   for (int pattern = 0; pattern < 4; ++pattern) {
     std::vector<int8_t> weights(static_cast<size_t>(m) * k), col(round_up(k, 2) * col_stride, 0);
-    for (size_t i = 0; i < weights.size(); ++i) weights[i] = (pattern == 0 || (pattern == 2 && i % 3 != 0)) ? -128 : 127;
+    for (size_t i = 0; i < weights.size(); ++i)
+      weights[i] = (pattern == 0 || (pattern == 2 && i % 3 != 0)) ? -128 : 127;
     for (uint32_t r = 0; r < k; ++r) {
       for (uint32_t j = 0; j < n; ++j) col[r * col_stride + j] = (pattern == 3 && (r + j) % 2 == 0) ? 127 : -128;
     }
