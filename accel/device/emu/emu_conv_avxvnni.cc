@@ -10,6 +10,7 @@
 
 #if defined(__x86_64__)
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstring>
@@ -114,12 +115,20 @@ void gemm_avxvnni(const GemmArgs& g) {
   }
 }
 
+// CPUID leaf 7, sub-leaf 1, EAX bit 4 (read directly: clang 14's __builtin_cpu_supports does
+// not know "avxvnni"). The OS's saving of ymm state is part of the AVX2 check beside it.
+bool cpu_has_avxvnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return ((eax >> 4) & 1u) != 0;
+}
+
 }  // namespace
 
 const EmuKernels* avxvnni_kernels() {
   static const EmuKernels* kernels = []() -> const EmuKernels* {
     const EmuKernels* avx2 = avx2_kernels();
-    if (avx2 == nullptr || !__builtin_cpu_supports("avxvnni")) return nullptr;
+    if (avx2 == nullptr || !cpu_has_avxvnni()) return nullptr;
     static EmuKernels k = *avx2;
     k.id = "avx-vnni";
     k.name = "AVX-VNNI";
