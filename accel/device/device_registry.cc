@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "accel/device/emu/emu_device.h"
+#include "accel/device/emu/emu_kernels.h"
 #include "accel/device/xrt_backend.h"
 
 namespace tessera {
@@ -19,6 +20,7 @@ Result<std::unique_ptr<Device>> open_emu(const DeviceOptions& options, std::stri
   EmuDeviceOptions emu_options;
   auto faults = emu::parse_emu_faults(options.emu_faults);
   if (!faults.is_ok()) return faults.status();
+  if (auto kernels = emu::select_kernels(); !kernels.is_ok()) return kernels.status();  // TESSERA_EMU_KERNELS
   if (faults->applies_to(options.index)) emu_options.faults = *faults;
   emu_options.threads = options.emu_threads;
   auto device = std::make_unique<EmuDevice>(options.board, emu_options);

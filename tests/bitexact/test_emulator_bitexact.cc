@@ -1,15 +1,20 @@
 // The emulator (accel/device/emu) against its reference twin, the HLS kernel compiled as C
 // simulation (kernels/tessera_accel.cpp): hundreds of random valid layers and a few small
-// networks, run by both on identical arenas, must leave byte-identical arenas. Every case runs
-// on every version of the emulator's inner loops this build and CPU have (emu::available_kernels:
-// the portable loops with 3 threads; AVX2 on x86, NEON on ARM, with 2), so a cross build under
-// qemu checks NEON too. Seeded: set TESSERA_BITEXACT_SEED to replay a run.
+// networks, run by both on identical arenas, must leave byte-identical arenas. Each suite runs
+// once per version of the emulator's inner loops (emu::kernel_paths: AVX-512 VNNI, AVX-VNNI,
+// AVX2, NEON with 2 threads, the portable loops with 3), named by the version's id
+// (.../avx512_vnni); a version this build or CPU lacks is skipped with the reason, so a cross
+// build under qemu checks NEON too. Seeded: set TESSERA_BITEXACT_SEED to replay a run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <set>
@@ -19,6 +24,11 @@
 #include "accel/plan/model_plan.h"
 #include "kernels/tessera_accel.h"
 #include "random_programs.h"
+
+// gtest names a parameter by its value: the version's id (argument-dependent lookup finds it here).
+namespace tessera::emu {
+void PrintTo(const KernelPath& path, std::ostream* os) { *os << path.id; }
+}  // namespace tessera::emu
 
 namespace tessera::bitexact {
 namespace {
@@ -69,65 +79,77 @@ std::string first_difference(const BitexactCase& c, const std::vector<int8_t>& w
          std::to_string(got[first]);
 }
 
-// One emulator per version of the inner loops (scalar first).
-std::vector<std::unique_ptr<EmuDevice>> every_kernel_version() {
-  std::vector<std::unique_ptr<EmuDevice>> devices;
-  for (const emu::EmuKernels* kernels : emu::available_kernels()) {
-    EmuDeviceOptions options;
-    options.threads = kernels == &emu::scalar_kernels() ? 3 : 2;
-    options.kernels = kernels;
-    devices.push_back(std::make_unique<EmuDevice>("zcu102", options));
-  }
-  return devices;
+// An emulator on one version of the inner loops (the portable ones with 3 threads, to split
+// layers unevenly; the others with 2).
+std::unique_ptr<EmuDevice> device_on(const emu::EmuKernels& kernels) {
+  EmuDeviceOptions options;
+  options.threads = &kernels == &emu::scalar_kernels() ? 3 : 2;
+  options.kernels = &kernels;
+  return std::make_unique<EmuDevice>("zcu102", options);
 }
 
-class BitexactTest : public ::testing::Test {
+// The kernel's arena for case `index` of the generator seeded `seed`, computed once: every
+// version's run of a suite sees the same cases, and the C simulation is the slow side.
+const std::vector<int8_t>& kernel_result(uint64_t seed, int index, const BitexactCase& c) {
+  static std::map<std::pair<uint64_t, int>, std::vector<int8_t>> cache;
+  auto [it, added] = cache.try_emplace({seed, index});
+  if (added) it->second = run_kernel(c);
+  return it->second;
+}
+
+// The suites that compare the emulator with the kernel, once per version of the inner loops.
+class BitexactPathTest : public ::testing::TestWithParam<emu::KernelPath> {
  protected:
-  // Checks `count` cases from `make` on every version of the emulator's inner loops.
+  void SetUp() override {
+    if (GetParam().kernels == nullptr) GTEST_SKIP() << GetParam().missing;
+    device_ = device_on(*GetParam().kernels);
+  }
+
+  // Checks `count` cases from `make` on this version.
   void check(uint64_t salt, BitexactCase (CaseGenerator::*make)(), int count) {
     const uint64_t seed = base_seed() ^ salt;
     SCOPED_TRACE("seed " + std::to_string(base_seed()));
     CaseGenerator generator(seed);
-    std::vector<int> passed(devices_.size(), 0);
-    int failures = 0;
+    int passed = 0, failures = 0;
     for (int i = 0; i < count && failures < 5; ++i) {
       const BitexactCase c = (generator.*make)();
-      const std::vector<int8_t> want = run_kernel(c);
-      for (size_t v = 0; v < devices_.size(); ++v) {
-        const std::vector<int8_t> got = run_emulator(*devices_[v], c);
-        if (got == want) {
-          ++passed[v];
-        } else {
-          ++failures;
-          ADD_FAILURE() << "case " << i << " on " << devices_[v]->info().name << ": " << first_difference(c, want, got)
-                        << "\n"
-                        << c.name;
-        }
+      const std::vector<int8_t>& want = kernel_result(seed, i, c);
+      const std::vector<int8_t> got = run_emulator(*device_, c);
+      if (got == want) {
+        ++passed;
+      } else {
+        ++failures;
+        ADD_FAILURE() << "case " << i << " on " << device_->info().name << ": " << first_difference(c, want, got)
+                      << "\n"
+                      << c.name;
       }
     }
-    // Which versions were checked (the cross runs' logs show NEON's count).
-    for (size_t v = 0; v < devices_.size(); ++v) {
-      std::printf("%d of %d cases bit-exact on the %s\n", passed[v], count, devices_[v]->info().name.c_str());
-    }
+    // Which version was checked (the cross runs' logs show NEON's count).
+    std::printf("%d of %d cases bit-exact on the %s\n", passed, count, device_->info().name.c_str());
   }
 
-  EmuDevice fast_;
-  std::vector<std::unique_ptr<EmuDevice>> devices_ = every_kernel_version();
+  std::unique_ptr<EmuDevice> device_;
 };
 
-TEST_F(BitexactTest, RandomConvLayers) { check(0x1, &CaseGenerator::conv_case, 400); }
+// The default emulator, for the tests of loading and running that do not depend on the version.
+class BitexactTest : public ::testing::Test {
+ protected:
+  EmuDevice fast_;
+};
 
-TEST_F(BitexactTest, RandomWindowFoldLayers) { check(0x5, &CaseGenerator::fold_case, 120); }
+TEST_P(BitexactPathTest, RandomConvLayers) { check(0x1, &CaseGenerator::conv_case, 400); }
 
-TEST_F(BitexactTest, RandomSpreadLayers) { check(0x6, &CaseGenerator::spread_case, 120); }
+TEST_P(BitexactPathTest, RandomWindowFoldLayers) { check(0x5, &CaseGenerator::fold_case, 120); }
 
-TEST_F(BitexactTest, RandomThinLargeLayers) { check(0x7, &CaseGenerator::thin_case, 12); }
+TEST_P(BitexactPathTest, RandomSpreadLayers) { check(0x6, &CaseGenerator::spread_case, 120); }
 
-TEST_F(BitexactTest, RandomPoolLayers) { check(0x2, &CaseGenerator::pool_case, 80); }
+TEST_P(BitexactPathTest, RandomThinLargeLayers) { check(0x7, &CaseGenerator::thin_case, 12); }
 
-TEST_F(BitexactTest, RandomAddLayers) { check(0x3, &CaseGenerator::add_case, 50); }
+TEST_P(BitexactPathTest, RandomPoolLayers) { check(0x2, &CaseGenerator::pool_case, 80); }
 
-TEST_F(BitexactTest, RandomNetworksBatch3) { check(0x4, &CaseGenerator::network_case, 10); }
+TEST_P(BitexactPathTest, RandomAddLayers) { check(0x3, &CaseGenerator::add_case, 50); }
+
+TEST_P(BitexactPathTest, RandomNetworksBatch3) { check(0x4, &CaseGenerator::network_case, 10); }
 
 // DeviceProgram::run (input in, output out) agrees with the kernel's arena.
 TEST_F(BitexactTest, RunCopiesInputAndOutput) {
@@ -164,7 +186,7 @@ TEST_F(BitexactTest, RunCopiesInputAndOutput) {
 
 // Whatever tiles the planner picks (any board, objective, naive or searched), the kernel, which
 // executes the tiles step by step, and the emulator leave the same bytes.
-TEST_F(BitexactTest, PlannedTilesNeverChangeTheResult) {
+TEST_P(BitexactPathTest, PlannedTilesNeverChangeTheResult) {
   // The five profiles, plus zcu102 with on-chip memory cut down so that these small networks
   // must be split into many tiles.
   std::vector<plan::BoardProfile> boards;
@@ -182,9 +204,10 @@ TEST_F(BitexactTest, PlannedTilesNeverChangeTheResult) {
     boards.push_back(small);
   }
   CaseGenerator generator(base_seed() ^ 0x7);
+  int plans = 0;  // the kernel_result key of each planned case
   for (int round = 0; round < 3; ++round) {
     const BitexactCase base = generator.network_case();
-    const std::vector<int8_t> want = run_kernel(base);
+    const std::vector<int8_t>& want = kernel_result(base_seed() ^ 0x70000, round, base);
     const std::vector<std::string> names(base.program.layers.size(), "layer");
     std::set<std::vector<uint32_t>> tilings;
     for (const plan::BoardProfile& board : boards) {
@@ -205,9 +228,8 @@ TEST_F(BitexactTest, PlannedTilesNeverChangeTheResult) {
           }
           tilings.insert(tiling);
           const std::string what = c.name + " planned for " + board_name + (naive ? " (naive)" : "");
-          EXPECT_EQ(run_kernel(c), want) << what;
-          for (const auto& device : devices_)
-            EXPECT_EQ(run_emulator(*device, c), want) << what << " on " << device->info().name;
+          EXPECT_EQ(kernel_result(base_seed() ^ 0x70001, plans++, c), want) << what;
+          EXPECT_EQ(run_emulator(*device_, c), want) << what << " on " << device_->info().name;
         }
       }
     }
@@ -255,6 +277,15 @@ TEST_F(BitexactTest, RunRefusesBatchOverMaxBatch) {
   // The program stays usable.
   EXPECT_TRUE(loaded.value()->run(inputs, 2, outputs, std::chrono::milliseconds(10000)).is_ok());
 }
+
+// The name a version's tests carry: its id with '-' as '_' (avx512_vnni, avx_vnni, ...).
+std::string path_test_name(const ::testing::TestParamInfo<emu::KernelPath>& path) {
+  std::string name = path.param.id;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryVersion, BitexactPathTest, ::testing::ValuesIn(emu::kernel_paths()), path_test_name);
 
 }  // namespace
 }  // namespace tessera::bitexact

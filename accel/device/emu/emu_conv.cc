@@ -10,6 +10,8 @@ namespace {
 
 // im2col bytes one GEMM task aims at (fits L2 together with the packed weights).
 constexpr size_t kColumnBudget = 128 * 1024;
+// Output pixels a GEMM task aims at at least: one 64-pixel panel of the AVX-512 VNNI GEMM.
+constexpr uint32_t kMinTaskPixels = 64;
 // Output channels per group below which the direct path wins.
 constexpr uint32_t kMinGemmChannels = 4;
 // MACs a direct-path task aims at at most (~1 ms of the direct path on one core here): a thin layer
@@ -34,18 +36,22 @@ uint32_t conv_extent(uint32_t conv, uint32_t out, uint32_t pool_stride, uint32_t
 bool run_gemm_path(const LayerRun& run, const ConvShape& s) {
   const uint32_t threads = run.pool.size();
   const uint32_t units = run.batch * s.groups;
-  // Rows per task: bounded by the im2col budget, and small enough for ~4 tasks per thread.
+  // Rows per task: bounded by the im2col budget, and small enough for ~4 tasks per thread, but
+  // at least kMinTaskPixels where the plane has them (a small map, batch 1: split by channels
+  // below rather than into rows of a few pixels, which would leave the GEMM's panels mostly empty).
   const size_t max_pixels = std::clamp<size_t>(kColumnBudget / s.k, 64, 1024);
-  uint32_t rows = std::max<uint32_t>(1, static_cast<uint32_t>(max_pixels / s.conv_w));
+  const uint32_t min_rows = std::min(s.conv_h, ceil_div(kMinTaskPixels, s.conv_w));
+  const uint32_t max_rows = std::max(min_rows, static_cast<uint32_t>(max_pixels / s.conv_w));
   const uint32_t blocks_wanted = ceil_div(4 * threads, units);
-  rows = std::clamp(ceil_div(s.conv_h, blocks_wanted), 1u, rows);
+  const uint32_t rows = std::clamp(ceil_div(s.conv_h, blocks_wanted), std::max(1u, min_rows), std::max(1u, max_rows));
   const uint32_t row_blocks = ceil_div(s.conv_h, rows);
   // Few rows (late layers, 1x1 maps): split output channels too, in whole micro-kernel blocks.
   uint32_t oc_chunk = s.out_per_group;
   const uint32_t tasks = units * row_blocks;
   if (tasks < 2 * threads) {
-    const uint32_t parts = std::min(ceil_div(2 * threads, tasks), ceil_div(s.out_per_group, 4 * kGemmRows));
-    oc_chunk = ceil_div(ceil_div(s.out_per_group, parts), kGemmRows) * kGemmRows;
+    const uint32_t block_rows = run.kernels.gemm_rows;
+    const uint32_t parts = std::min(ceil_div(2 * threads, tasks), ceil_div(s.out_per_group, 4 * block_rows));
+    oc_chunk = ceil_div(ceil_div(s.out_per_group, parts), block_rows) * block_rows;
   }
   const uint32_t oc_chunks = ceil_div(s.out_per_group, oc_chunk);
   const auto block = [&](size_t t) {
@@ -131,17 +137,17 @@ size_t conv_scratch_bytes(const abi::LayerDesc& d) {
 
 bool conv_uses_gemm(const abi::LayerDesc& d) { return d.out_c / d.groups >= kMinGemmChannels; }
 
-size_t packed_conv_words(const abi::LayerDesc& d) {
-  if (!conv_uses_gemm(d)) return 0;
-  return d.groups * packed_weight_words(d.out_c / d.groups, d.in_c / d.groups * d.kernel_h * d.kernel_w);
+size_t packed_conv_words(const EmuKernels& kernels, const abi::LayerDesc& d) {
+  if (!conv_uses_gemm(d) || kernels.pack == nullptr) return 0;
+  return d.groups * kernels.packed_words(d.out_c / d.groups, d.in_c / d.groups * d.kernel_h * d.kernel_w);
 }
 
-void pack_conv_weights(const abi::LayerDesc& d, const int8_t* weights, int32_t* packed) {
-  if (!conv_uses_gemm(d)) return;
+void pack_conv_weights(const EmuKernels& kernels, const abi::LayerDesc& d, const int8_t* weights, int32_t* packed) {
+  if (!conv_uses_gemm(d) || kernels.pack == nullptr) return;
   const uint32_t m = d.out_c / d.groups, k = d.in_c / d.groups * d.kernel_h * d.kernel_w;
   for (uint32_t g = 0; g < d.groups; ++g) {
-    pack_weights(weights + d.weight_offset + static_cast<size_t>(g) * m * k, m, k,
-                 packed + g * packed_weight_words(m, k));
+    kernels.pack(weights + d.weight_offset + static_cast<size_t>(g) * m * k, m, k,
+                 packed + g * kernels.packed_words(m, k));
   }
 }
 

@@ -7,9 +7,7 @@
 // and the result is exact (vpmaddubsw would saturate int16 pair sums, so it is not used).
 // Weights come packed as int16 pairs per channel (pack_weights); a panel of 16 output pixels is
 // widened once into [k / 2][16 pixels][pair] and reused by every channel block. A 6 x 16
-// micro-kernel keeps 12 accumulators in registers. Requantisation is vectorised in 64 bits:
-// vpmuldq for acc * M, a logical shift with sign flips for the arithmetic >> S (AVX2 has no
-// 64-bit arithmetic shift), vpcmpgtq for the clamp, in abi::requantize's order.
+// micro-kernel keeps 12 accumulators in registers. Requantisation: emu_avx2_requant.h.
 #include "accel/device/emu/emu_kernels.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,55 +17,16 @@
 #include <cstring>
 #include <vector>
 
+#include "accel/device/emu/emu_avx2_requant.h"
 #include "kernels/kernel_abi.h"
-
-#define TESSERA_AVX2 __attribute__((target("avx2")))
 
 namespace tessera::emu {
 namespace {
 
-// One output channel's requantisation constants, broadcast.
-struct RequantVec {
-  __m256i bias, multiplier, round, lo, hi;
-  __m128i shift;
-};
-
-TESSERA_AVX2 inline RequantVec make_requant(int32_t bias, int32_t multiplier, int32_t shift, int32_t lo, int32_t hi) {
-  RequantVec v;
-  v.bias = _mm256_set1_epi32(bias);
-  v.multiplier = _mm256_set1_epi32(multiplier);
-  v.round = _mm256_set1_epi64x(static_cast<long long>(1) << (shift - 1));
-  v.lo = _mm256_set1_epi64x(lo);
-  v.hi = _mm256_set1_epi64x(hi);
-  v.shift = _mm_cvtsi32_si128(shift);
-  return v;
-}
-
-// (p + round) >> shift (arithmetic), then clamp as abi::requantize: p < lo ? lo : min(p, hi).
-TESSERA_AVX2 inline __m256i round_shift_clamp(__m256i p, const RequantVec& q) {
-  p = _mm256_add_epi64(p, q.round);
-  const __m256i sign = _mm256_cmpgt_epi64(_mm256_setzero_si256(), p);
-  p = _mm256_xor_si256(_mm256_srl_epi64(_mm256_xor_si256(p, sign), q.shift), sign);
-  const __m256i upper = _mm256_blendv_epi8(p, q.hi, _mm256_cmpgt_epi64(p, q.hi));
-  return _mm256_blendv_epi8(upper, q.lo, _mm256_cmpgt_epi64(q.lo, p));
-}
-
-// Eight int32 accumulators -> eight requantised int32 values (lane order kept).
-TESSERA_AVX2 inline __m256i requantize8(__m256i acc, const RequantVec& q) {
-  acc = _mm256_add_epi32(acc, q.bias);
-  const __m256i even = round_shift_clamp(_mm256_mul_epi32(acc, q.multiplier), q);
-  const __m256i odd = round_shift_clamp(_mm256_mul_epi32(_mm256_srli_epi64(acc, 32), q.multiplier), q);
-  return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-}
-
-// Low bytes of two vectors of int32 (a: pixels 0-3, 8-11; b: 4-7, 12-15) as 16 int8 in pixel
-// order. Masking to the low byte makes the narrowing a two's-complement wrap, as a C++ cast.
-TESSERA_AVX2 inline __m128i narrow16(__m256i a, __m256i b) {
-  const __m256i byte = _mm256_set1_epi32(0xFF);
-  const __m256i words = _mm256_packus_epi32(_mm256_and_si256(a, byte), _mm256_and_si256(b, byte));
-  const __m256i bytes = _mm256_packus_epi16(words, words);
-  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(bytes, 0x08));
-}
+using avx2::make_requant;
+using avx2::narrow16;
+using avx2::requantize8;
+using avx2::RequantVec;
 
 // Widens 16 pixels of every im2col row pair into panel[p] = {x[2p][j], x[2p + 1][j]} pairs,
 // laid out as two vectors per pair: pixels 0-3, 8-11 then 4-7, 12-15 (unpack's lane order).
@@ -241,11 +200,49 @@ TESSERA_AVX2 void max_row_avx2(int8_t* acc, const int8_t* x, uint32_t n) {
   max_row_scalar(acc + j, x + j, n - j);
 }
 
+// Eight elements of y = requantize_add(a, b, ...) as int32 lanes in order: the 64-bit sums of
+// a * M_a + b * M_b (vpmuldq on even and odd lanes) through round_shift_clamp.
+TESSERA_AVX2 inline __m256i add8(const int8_t* a, const int8_t* b, __m256i multiplier_a, __m256i multiplier_b,
+                                 const RequantVec& q) {
+  const __m256i a32 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a)));
+  const __m256i b32 = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b)));
+  const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a32, multiplier_a), _mm256_mul_epi32(b32, multiplier_b));
+  const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a32, 32), multiplier_a),
+                                       _mm256_mul_epi32(_mm256_srli_epi64(b32, 32), multiplier_b));
+  return _mm256_blend_epi32(avx2::round_shift_clamp(even, q), _mm256_slli_epi64(avx2::round_shift_clamp(odd, q), 32),
+                            0xAA);
+}
+
+// 16 elements per step (the residual adds of ResNet and MobileNetV2), the tail in scalar. Each
+// step reads its a and b before it writes y, so y may be a or b.
+TESSERA_AVX2 void add_row_avx2(const int8_t* a, const int8_t* b, uint32_t n, int32_t multiplier_a, int32_t multiplier_b,
+                               int32_t shift, int32_t lo, int32_t hi, int8_t* y) {
+  const RequantVec q = make_requant(0, 0, shift, lo, hi);
+  const __m256i ma = _mm256_set1_epi32(multiplier_a), mb = _mm256_set1_epi32(multiplier_b);
+  uint32_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m256i x0 = add8(a + j, b + j, ma, mb, q), x1 = add8(a + j + 8, b + j + 8, ma, mb, q);
+    // narrow16 wants elements 0-3, 8-11 then 4-7, 12-15.
+    const __m256i lo4 = _mm256_permute2x128_si256(x0, x1, 0x20), hi4 = _mm256_permute2x128_si256(x0, x1, 0x31);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + j), narrow16(lo4, hi4));
+  }
+  add_row_scalar(a + j, b + j, n - j, multiplier_a, multiplier_b, shift, lo, hi, y + j);
+}
+
 }  // namespace
 
 const EmuKernels* avx2_kernels() {
-  static const EmuKernels kernels{
-      "AVX2", true, &gemm_avx2, &mac_row_avx2, &mac_taps_avx2, &requantize_row_avx2, &max_row_avx2, &add_row_scalar};
+  static const EmuKernels kernels{.id = "avx2",
+                                  .name = "AVX2",
+                                  .pack = &pack_weights,
+                                  .packed_words = &packed_weight_words,
+                                  .gemm_rows = kGemmRows,
+                                  .gemm = &gemm_avx2,
+                                  .mac_row = &mac_row_avx2,
+                                  .mac_taps = &mac_taps_avx2,
+                                  .requantize_row = &requantize_row_avx2,
+                                  .max_row = &max_row_avx2,
+                                  .add_row = &add_row_avx2};
   return __builtin_cpu_supports("avx2") ? &kernels : nullptr;
 }
 

@@ -43,6 +43,9 @@ inline RequantParams conv_requant(const LayerRun& run, uint32_t oc) {
   return {q + oc, q + run.d.out_c + oc, q + 2 * run.d.out_c + oc, run.d.act_lo, run.d.act_hi};
 }
 
+// out[j] = src[2 * j] for j < n (reads src[0 .. 2n - 1)): stride-2 gathers of both conv paths.
+void copy_stride2(int8_t* out, const int8_t* src, uint32_t n);
+
 // Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n.
 void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g, uint32_t row_begin,
                      uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);

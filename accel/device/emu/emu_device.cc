@@ -31,9 +31,9 @@ EmuProgram::EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::
     const abi::LayerDesc& d = layers_[i];
     if (d.op != abi::kOpConv) continue;
     scratch_per_image = std::max(scratch_per_image, emu::conv_scratch_bytes(d));
-    if (kernels_.wants_packed) {
-      packed_[i].resize(emu::packed_conv_words(d));
-      emu::pack_conv_weights(d, weights_.data(), packed_[i].data());
+    if (kernels_.pack != nullptr) {
+      packed_[i].resize(emu::packed_conv_words(kernels_, d));
+      emu::pack_conv_weights(kernels_, d, weights_.data(), packed_[i].data());
     }
   }
   arena_.assign(static_cast<size_t>(max_batch) * header_.arena_image_bytes, 0);
@@ -140,6 +140,7 @@ EmuDevice::EmuDevice(std::string board, EmuDeviceOptions options)
       kernels_(options.kernels != nullptr ? *options.kernels
                : options.portable         ? emu::scalar_kernels()
                                           : emu::emu_kernels()) {
+  if (options.kernels == nullptr && !options.portable) kernels_status_ = emu::select_kernels().status();
   if (options.faults.any()) {
     faults_ = std::make_shared<emu::EmuFaultState>();
     faults_->plan = options.faults;
@@ -161,6 +162,7 @@ DeviceInfo EmuDevice::info() const {
 
 Result<std::unique_ptr<EmuProgram>> EmuDevice::load_program(const CompiledProgram& program, uint32_t max_batch) {
   if (max_batch == 0) return Status::invalid_argument("emulator: max_batch must be >= 1");
+  if (!kernels_status_.is_ok()) return Status(kernels_status_.code(), "emulator: " + kernels_status_.message());
   TESSERA_RETURN_IF_ERROR(emu::check_program(program));
   if (faults_) {
     const uint64_t n = ++faults_->loads;

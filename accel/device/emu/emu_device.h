@@ -71,7 +71,7 @@ struct EmuDeviceOptions {
   bool portable = false;       // use the portable loops even where AVX2/NEON is available (tests)
   emu::EmuFaultPlan faults{};  // injected faults (tests of the daemon's recovery); none by default
   // A given version of the inner loops (emu::available_kernels(); the tests run each one); null:
-  // `portable` decides between the scalar loops and emu::emu_kernels().
+  // `portable` decides between the scalar loops and emu::emu_kernels() (TESSERA_EMU_KERNELS).
   const emu::EmuKernels* kernels = nullptr;
 };
 
@@ -92,6 +92,8 @@ class EmuDevice : public Device {
   std::string board_;
   std::shared_ptr<emu::EmuThreadPool> pool_;
   const emu::EmuKernels& kernels_;
+  // Why TESSERA_EMU_KERNELS' choice cannot run (load_program returns it); ok when it can.
+  Status kernels_status_;
   std::shared_ptr<emu::EmuFaultState> faults_;  // null: no fault injection
 };
 

@@ -1,14 +1,19 @@
 // The emulator's inner loops: an int8 GEMM with int32 accumulation fused with the ABI's
 // per-channel requantisation, the direct conv's multiply-accumulate rows, a requantise-a-row
 // helper, and the pool's and add's element loops. Each has a portable version
-// (emu_kernels_scalar.cc), an AVX2 version (emu_conv_avx2.cc, x86) and a NEON version
-// (emu_kernels_neon.cc, aarch64 and 32-bit ARM); emu_kernels() picks one at run time. All
-// versions give identical bytes: the arithmetic is integer and the rounding is abi::requantize's.
+// (emu_kernels_scalar.cc), an AVX2 version (emu_conv_avx2.cc, x86), AVX-512 VNNI and AVX-VNNI
+// GEMMs over the AVX2 element loops (emu_conv_vnni512.cc, emu_conv_avxvnni.cc, x86-64) and a NEON
+// version (emu_kernels_neon.cc, aarch64 and 32-bit ARM); emu_kernels() picks one at run time
+// (TESSERA_EMU_KERNELS forces one). All versions give identical bytes: the arithmetic is integer
+// and the rounding is abi::requantize's.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "accel/common/status.h"
 
 namespace tessera::emu {
 
@@ -18,6 +23,8 @@ constexpr uint32_t kGemmPanel = 16;
 constexpr uint32_t kMaxTaps = 11 * 11;
 // Output channels of one AVX2 micro-kernel block (packed weight layout, see pack_weights).
 constexpr uint32_t kGemmRows = 6;
+// Output channels of one VNNI micro-kernel block (pack_weights_quads).
+constexpr uint32_t kVnniRows = 6;
 
 // Requantisation of a block of output channels: channel i uses bias[i], multiplier[i], shift[i].
 struct RequantParams {
@@ -32,7 +39,7 @@ struct RequantParams {
 // readable and zero beyond n up to round_up(n, kGemmPanel).
 struct GemmArgs {
   const int8_t* weights;  // [m][k], the ABI's row-major layout of one group
-  const int32_t* packed;  // the same weights in pack_weights() layout (AVX2), or null
+  const int32_t* packed;  // the same weights in the kernels' pack() layout, or null
   uint32_t m, k;
   const int8_t* col;
   size_t col_stride;
@@ -49,10 +56,25 @@ inline size_t packed_weight_words(uint32_t m, uint32_t k) { return static_cast<s
 // shorter), within a block [k / 2][rows] words holding (w[r][2p], w[r][2p + 1]).
 void pack_weights(const int8_t* weights, uint32_t m, uint32_t k, int32_t* packed);
 
+// Int32 words pack_weights_quads() writes for an m x k weight matrix.
+inline size_t packed_quad_words(uint32_t m, uint32_t k) { return static_cast<size_t>(m) * ((k + 3) / 4 + 1); }
+
+// Packs [m][k] int8 weights for vpdpbusd (u8 x s8 sums of 4): blocks of kVnniRows channels (the
+// last shorter), within a block [k / 4][rows] words holding w[r][4q .. 4q + 3] (zero past k),
+// then rows words of -128 * sum_k w[r][k] (mod 2^32): the GEMM feeds activations as x + 128
+// (unsigned), and adding this word back makes each sum exactly sum w * x modulo 2^32.
+void pack_weights_quads(const int8_t* weights, uint32_t m, uint32_t k, int32_t* packed);
+
 // The selected implementation's entry points.
 struct EmuKernels {
-  const char* name;   // "AVX2" | "NEON" | "scalar"
-  bool wants_packed;  // gemm reads GemmArgs::packed
+  const char* id;    // TESSERA_EMU_KERNELS' value: "avx512-vnni" | "avx-vnni" | "avx2" | "neon" | "scalar"
+  const char* name;  // for people (the device name): "AVX-512 VNNI" | "AVX-VNNI" | "AVX2" | "NEON" | "scalar"
+  // The GEMM's weight layout: pack (null: gemm reads GemmArgs::weights) writes packed_words(m, k)
+  // words; a block of gemm_rows channels starting at channel c (a multiple of gemm_rows) is at
+  // packed_words(c, k).
+  void (*pack)(const int8_t* weights, uint32_t m, uint32_t k, int32_t* packed);
+  size_t (*packed_words)(uint32_t m, uint32_t k);
+  uint32_t gemm_rows;
   void (*gemm)(const GemmArgs& args);
   // acc[j] += w * x[j] for j < n, modulo 2^32 (the direct conv path's stride-1 tap, and the
   // average pool's column sums with w = 1); w is an int8 weight (the SIMD versions use int16).
@@ -74,11 +96,29 @@ struct EmuKernels {
 const EmuKernels& scalar_kernels();
 // Null where the AVX2 version is not compiled in (non-x86 builds) or the CPU lacks AVX2.
 const EmuKernels* avx2_kernels();
+// Null where the version is not compiled in (non-x86-64 builds) or the CPU lacks AVX-512 VNNI
+// (avx512f, bw, vl and vnni) or AVX-VNNI (avxvnni and avx2).
+const EmuKernels* vnni512_kernels();
+const EmuKernels* avxvnni_kernels();
 // Null where the NEON version is not compiled in (non-ARM builds) or the CPU lacks NEON (32-bit
 // ARM only: Debian's armhf baseline is VFPv3-D16 without NEON; aarch64 always has it).
 const EmuKernels* neon_kernels();
-// AVX2 or NEON when the CPU has it (and TESSERA_EMU_SCALAR is unset in the environment), else
-// scalar.
+
+// One version of the loops as this build and CPU see it: kernels is null when it cannot run,
+// and `missing` says why ("CPU lacks AVX-VNNI", "x86-64 only").
+struct KernelPath {
+  const char* id;
+  const EmuKernels* kernels;
+  std::string missing;
+};
+// Every version the emulator knows, fastest first (scalar last), available or not.
+std::vector<KernelPath> kernel_paths();
+// The version TESSERA_EMU_KERNELS names (TESSERA_EMU_SCALAR=1, its older form, means scalar), or
+// the fastest this CPU has when it is unset; an unknown name, or one this CPU or build lacks, is
+// an error that says which the CPU has.
+Result<const EmuKernels*> select_kernels();
+// select_kernels()' choice; where it failed, the fastest available (the device reports the
+// error when it loads a program, and the registry when it opens the device).
 const EmuKernels& emu_kernels();
 // Every version this build and this CPU can run, scalar first (the tests check each one).
 std::vector<const EmuKernels*> available_kernels();

@@ -219,8 +219,17 @@ TESSERA_NEON void add_row_neon(const int8_t* a, const int8_t* b, uint32_t n, int
 }  // namespace
 
 const EmuKernels* neon_kernels() {
-  static const EmuKernels kernels{
-      "NEON", false, &gemm_neon, &mac_row_neon, &mac_taps_neon, &requantize_row_neon, &max_row_neon, &add_row_neon};
+  static const EmuKernels kernels{.id = "neon",
+                                  .name = "NEON",
+                                  .pack = nullptr,
+                                  .packed_words = nullptr,
+                                  .gemm_rows = kNeonRows,
+                                  .gemm = &gemm_neon,
+                                  .mac_row = &mac_row_neon,
+                                  .mac_taps = &mac_taps_neon,
+                                  .requantize_row = &requantize_row_neon,
+                                  .max_row = &max_row_neon,
+                                  .add_row = &add_row_neon};
   static const bool available = cpu_has_neon();
   return available ? &kernels : nullptr;
 }

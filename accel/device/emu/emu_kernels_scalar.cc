@@ -79,9 +79,17 @@ void add_row_scalar(const int8_t* a, const int8_t* b, uint32_t n, int32_t multip
 }
 
 const EmuKernels& scalar_kernels() {
-  static const EmuKernels kernels{
-      "scalar",        false,          &gemm_scalar, &mac_row_scalar, &mac_taps_scalar, &requantize_row_scalar,
-      &max_row_scalar, &add_row_scalar};
+  static const EmuKernels kernels{.id = "scalar",
+                                  .name = "scalar",
+                                  .pack = nullptr,
+                                  .packed_words = nullptr,
+                                  .gemm_rows = kRows,
+                                  .gemm = &gemm_scalar,
+                                  .mac_row = &mac_row_scalar,
+                                  .mac_taps = &mac_taps_scalar,
+                                  .requantize_row = &requantize_row_scalar,
+                                  .max_row = &max_row_scalar,
+                                  .add_row = &add_row_scalar};
   return kernels;
 }
 

@@ -22,7 +22,7 @@ struct LayerRun {
   uint32_t batch;
   const EmuKernels& kernels;
   EmuThreadPool& pool;
-  const int32_t* packed;             // conv: pack_conv_weights() output when kernels.wants_packed, else null
+  const int32_t* packed;             // conv: pack_conv_weights() output when kernels.pack is set, else null
   int8_t* scratch;                   // conv with fused pool: batch * conv_scratch_bytes(d) bytes
   EmuThreadPool::Deadline deadline;  // the run's: no task of the layer starts after it
 };
@@ -32,9 +32,10 @@ size_t conv_scratch_bytes(const abi::LayerDesc& d);
 // True when a conv layer runs on the GEMM path (enough output channels per group to pay for
 // im2col); false: the direct path (depthwise and other thin groups).
 bool conv_uses_gemm(const abi::LayerDesc& d);
-// All groups' weights in pack_weights() layout, group after group (empty for the direct path).
-void pack_conv_weights(const abi::LayerDesc& d, const int8_t* weights, int32_t* packed);
-size_t packed_conv_words(const abi::LayerDesc& d);
+// All groups' weights in the kernels' pack() layout, group after group (empty for the direct
+// path, or kernels without a packed layout).
+void pack_conv_weights(const EmuKernels& kernels, const abi::LayerDesc& d, const int8_t* weights, int32_t* packed);
+size_t packed_conv_words(const EmuKernels& kernels, const abi::LayerDesc& d);
 
 // Each returns false when the run's deadline passed before all of the layer's tasks had started;
 // the layer's output is then incomplete and the run is to be abandoned.

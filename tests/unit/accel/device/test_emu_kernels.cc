@@ -1,13 +1,16 @@
-// Every version of the emulator's inner loops this build and CPU have (scalar; AVX2 on x86, NEON
-// on ARM: emu::available_kernels) against the ABI's arithmetic written out here, on random
-// operands that reach the edges: int8 -128, accumulators that wrap, multipliers and shifts over
-// their whole range (products that leave int32 after the shift), odd k and ragged widths. The
-// emulator's bit-exactness against the HLS kernel is tests/bitexact; these pin each loop alone.
+// Every version of the emulator's inner loops (emu::kernel_paths: AVX-512 VNNI, AVX-VNNI, AVX2,
+// NEON, scalar; one this build or CPU lacks is skipped with the reason) against the ABI's
+// arithmetic written out here, on random operands that reach the edges: int8 -128, accumulators
+// that wrap, multipliers and shifts over their whole range (products that leave int32 after the
+// shift), odd k and ragged widths, and a GEMM of -128/127 everywhere over a k long enough to wrap
+// int32. The emulator's bit-exactness against the HLS kernel is tests/bitexact; these pin each
+// loop alone.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <ostream>
@@ -19,16 +22,25 @@
 #include "kernels/kernel_abi.h"
 
 namespace tessera::emu {
-// gtest names a parameter by its value (and CTest's test names carry it): the version's name,
-// not its address, which would change from run to run. Outside the anonymous namespace, where
-// argument-dependent lookup finds it.
-void PrintTo(const EmuKernels* version, std::ostream* os) { *os << version->name; }
+// gtest names a parameter by its value (and CTest's test names carry it): the version's id.
+// Outside the anonymous namespace, where argument-dependent lookup finds it.
+void PrintTo(const KernelPath& path, std::ostream* os) { *os << path.id; }
 
 namespace {
 
-class EmuKernelsTest : public ::testing::TestWithParam<const EmuKernels*> {
+class EmuKernelsTest : public ::testing::TestWithParam<KernelPath> {
  protected:
-  const EmuKernels& kernels() const { return *GetParam(); }
+  void SetUp() override {
+    if (GetParam().kernels == nullptr) GTEST_SKIP() << GetParam().missing;
+  }
+  const EmuKernels& kernels() const { return *GetParam().kernels; }
+  // The weights in the version's packed layout (empty where it reads them unpacked).
+  std::vector<int32_t> pack(const std::vector<int8_t>& weights, uint32_t m, uint32_t k) const {
+    if (kernels().pack == nullptr) return {};
+    std::vector<int32_t> packed(kernels().packed_words(m, k));
+    kernels().pack(weights.data(), m, k, packed.data());
+    return packed;
+  }
 
   int8_t random_int8() { return static_cast<int8_t>(std::uniform_int_distribution<int>(-128, 127)(rng_)); }
   int32_t random_int32() {
@@ -82,8 +94,7 @@ TEST_P(EmuKernelsTest, GemmMatchesTheAbiArithmetic) {
     }
     int32_t lo, hi;
     random_bounds(lo, hi);
-    std::vector<int32_t> packed(packed_weight_words(m, k));
-    pack_weights(weights.data(), m, k, packed.data());
+    const std::vector<int32_t> packed = pack(weights, m, k);
     const size_t out_stride = n + random_below(3);
     std::vector<int8_t> out(m * out_stride, 0x55), want = out;
     for (uint32_t i = 0; i < m; ++i) {
@@ -95,7 +106,7 @@ TEST_P(EmuKernelsTest, GemmMatchesTheAbiArithmetic) {
       }
     }
     const GemmArgs args{weights.data(),
-                        kernels().wants_packed ? packed.data() : nullptr,
+                        packed.empty() ? nullptr : packed.data(),
                         m,
                         k,
                         col.data(),
@@ -106,6 +117,47 @@ TEST_P(EmuKernelsTest, GemmMatchesTheAbiArithmetic) {
                         out_stride};
     kernels().gemm(args);
     ASSERT_EQ(out, want) << "m " << m << " k " << k << " n " << n;
+  }
+}
+
+// -128 and 127 everywhere (and mixed), over a k (140001: odd, not a multiple of 4) long enough for
+// the int32 sums to wrap several times: the u8 offset of the VNNI versions and every version's
+// int32 adds must still give sum w * x modulo 2^32. The requantisation is the identity on the
+// low byte (M = 2^30, S = 30, unbounded lo/hi), so every accumulator bit reaches the output.
+TEST_P(EmuKernelsTest, GemmExtremesOverALongKWrapLikeInt32) {
+  const uint32_t m = 7, k = 140001, n = 17;
+  const size_t col_stride = round_up(n, kGemmPanel);
+  std::vector<int32_t> bias(m), multiplier(m, 1 << 30), shift(m, 30);
+  for (int pattern = 0; pattern < 4; ++pattern) {
+    std::vector<int8_t> weights(static_cast<size_t>(m) * k), col(round_up(k, 2) * col_stride, 0);
+    for (size_t i = 0; i < weights.size(); ++i)
+      weights[i] = (pattern == 0 || (pattern == 2 && i % 3 != 0)) ? -128 : 127;
+    for (uint32_t r = 0; r < k; ++r) {
+      for (uint32_t j = 0; j < n; ++j) col[r * col_stride + j] = (pattern == 3 && (r + j) % 2 == 0) ? 127 : -128;
+    }
+    for (uint32_t i = 0; i < m; ++i) bias[i] = random_int32();
+    const std::vector<int32_t> packed = pack(weights, m, k);
+    std::vector<int8_t> out(static_cast<size_t>(m) * n), want(out.size());
+    for (uint32_t i = 0; i < m; ++i) {
+      for (uint32_t j = 0; j < n; ++j) {
+        uint32_t acc = 0;
+        for (uint32_t p = 0; p < k; ++p) acc += static_cast<uint32_t>(weights[i * k + p] * col[p * col_stride + j]);
+        want[i * n + j] = static_cast<int8_t>(abi::requantize(wrap_add(static_cast<int32_t>(acc), bias[i]),
+                                                              multiplier[i], shift[i], INT32_MIN, INT32_MAX));
+      }
+    }
+    const GemmArgs args{weights.data(),
+                        packed.empty() ? nullptr : packed.data(),
+                        m,
+                        k,
+                        col.data(),
+                        col_stride,
+                        n,
+                        RequantParams{bias.data(), multiplier.data(), shift.data(), INT32_MIN, INT32_MAX},
+                        out.data(),
+                        n};
+    kernels().gemm(args);
+    ASSERT_EQ(out, want) << "pattern " << pattern;
   }
 }
 
@@ -189,11 +241,11 @@ TEST_P(EmuKernelsTest, MaxRowAndAddRowMatchTheAbi) {
 TEST_P(EmuKernelsTest, ReportsGemmSpeedOnAConvShape) {
   const uint32_t m = 32, k = 288, n = 784;
   const std::vector<int8_t> weights = random_bytes(static_cast<size_t>(m) * k), col = random_bytes(k * n);
-  std::vector<int32_t> packed(packed_weight_words(m, k)), bias(m, 0), multiplier(m, 1 << 30), shift(m, 40);
-  pack_weights(weights.data(), m, k, packed.data());
+  std::vector<int32_t> bias(m, 0), multiplier(m, 1 << 30), shift(m, 40);
+  const std::vector<int32_t> packed = pack(weights, m, k);
   std::vector<int8_t> out(static_cast<size_t>(m) * n);
   const GemmArgs args{weights.data(),
-                      kernels().wants_packed ? packed.data() : nullptr,
+                      packed.empty() ? nullptr : packed.data(),
                       m,
                       k,
                       col.data(),
@@ -235,10 +287,53 @@ TEST(EmuKernelsSelection, ScalarFirstAndTheDefaultIsAvailable) {
 #endif
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryVersion, EmuKernelsTest, ::testing::ValuesIn(available_kernels()),
-                         [](const ::testing::TestParamInfo<const EmuKernels*>& version) {
-                           return std::string(version.param->name);
-                         });
+// TESSERA_EMU_KERNELS forces each path this CPU has, refuses one it lacks saying why, and an
+// unknown name listing the known ones; unset, the fastest available path runs.
+TEST(EmuKernelsSelection, TheEnvironmentForcesAPathOrSaysWhyNot) {
+  const char* saved = std::getenv("TESSERA_EMU_KERNELS");
+  const std::string restore = saved != nullptr ? saved : "";
+  ::unsetenv("TESSERA_EMU_KERNELS");
+  const std::vector<KernelPath> paths = kernel_paths();
+  Result<const EmuKernels*> fastest = select_kernels();
+  ASSERT_TRUE(fastest.is_ok());
+  for (const KernelPath& path : paths) {
+    if (path.kernels != nullptr) {
+      EXPECT_EQ(*fastest, path.kernels) << "the first available path is the default";
+      break;
+    }
+  }
+  for (const KernelPath& path : paths) {
+    ::setenv("TESSERA_EMU_KERNELS", path.id, 1);
+    Result<const EmuKernels*> chosen = select_kernels();
+    if (path.kernels != nullptr) {
+      ASSERT_TRUE(chosen.is_ok()) << path.id;
+      EXPECT_EQ(*chosen, path.kernels);
+      EXPECT_STREQ((*chosen)->id, path.id);
+    } else {
+      ASSERT_FALSE(chosen.is_ok()) << path.id;
+      EXPECT_NE(chosen.status().message().find(path.missing), std::string::npos) << chosen.status().message();
+    }
+  }
+  ::setenv("TESSERA_EMU_KERNELS", "avx3", 1);
+  Result<const EmuKernels*> unknown = select_kernels();
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_NE(unknown.status().message().find("avx512-vnni|avx-vnni|avx2|neon|scalar"), std::string::npos)
+      << unknown.status().message();
+  if (saved != nullptr) {
+    ::setenv("TESSERA_EMU_KERNELS", restore.c_str(), 1);
+  } else {
+    ::unsetenv("TESSERA_EMU_KERNELS");
+  }
+}
+
+// The name a path's tests carry: its id with '-' as '_' (avx512_vnni, avx_vnni, ...).
+std::string path_test_name(const ::testing::TestParamInfo<KernelPath>& path) {
+  std::string name = path.param.id;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryVersion, EmuKernelsTest, ::testing::ValuesIn(kernel_paths()), path_test_name);
 
 }  // namespace
 }  // namespace tessera::emu

@@ -1,0 +1,268 @@
+// The AVX-512 VNNI GEMM (vpdpbusd on 512-bit vectors), the direct conv's taps (vpdpwssd) and
+// requantise-a-row on 512-bit vectors; the other element loops (pool, add) are AVX2's. Only functions marked
+// TESSERA_VNNI512 use AVX-512, and vnni512_kernels() offers them only when the CPU reports avx512f, bw, vl and vnni.
+//
+// Exactness: vpdpbusd (not vpdpbusds) adds four u8 x s8 products to an int32 lane with
+// two's-complement wrap; a sum of four products (|.| < 2^17) cannot overflow before that add.
+// Activations go in as x + 128 (emu_vnni_panel.h) and each channel's -128 * sum(w) word
+// (pack_weights_quads) is added with the bias, so every lane ends at sum w * x + bias modulo 2^32,
+// the accelerator's int32 accumulator. The micro-kernel is 6 channels x 64 pixels (24 zmm
+// accumulators, 4 panel vectors, one broadcast weight quad). Requantisation uses AVX-512's
+// 64-bit arithmetic shift and min, in abi::requantize's order.
+#include "accel/device/emu/emu_kernels.h"
+
+#if defined(__x86_64__)
+
+// GCC 12's AVX-512 intrinsics initialise their "undefined" operand from itself, which
+// -Wuninitialized reports where they inline; the warning's location is in the header.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <vector>
+
+#include "accel/device/emu/emu_vnni_panel.h"
+
+#define TESSERA_VNNI512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+namespace tessera::emu {
+namespace {
+
+// Pixels of one panel: 4 vectors of 16.
+constexpr uint32_t kVectors = 4;
+
+// (p + round) >> shift (arithmetic), then p < lo ? lo : min(p, hi), on 8 int64 lanes.
+TESSERA_VNNI512 inline __m512i round_shift_clamp(__m512i p, __m512i round, __m128i shift, __m512i lo, __m512i hi) {
+  p = _mm512_sra_epi64(_mm512_add_epi64(p, round), shift);
+  return _mm512_mask_mov_epi64(_mm512_min_epi64(p, hi), _mm512_cmpgt_epi64_mask(lo, p), lo);
+}
+
+// One output channel's requantisation constants, broadcast.
+struct Requant512 {
+  __m512i bias, multiplier, round, lo, hi;
+  __m128i shift;
+};
+
+TESSERA_VNNI512 inline Requant512 make_requant(int32_t bias, int32_t multiplier, int32_t shift, int32_t lo,
+                                               int32_t hi) {
+  return {_mm512_set1_epi32(bias),
+          _mm512_set1_epi32(multiplier),
+          _mm512_set1_epi64(static_cast<long long>(1) << (shift - 1)),
+          _mm512_set1_epi64(lo),
+          _mm512_set1_epi64(hi),
+          _mm_cvtsi32_si128(shift)};
+}
+
+// Sixteen int32 accumulators -> sixteen int8 (acc + bias wraps, as wrap_add; the narrowing
+// truncates, as the C++ cast of a value clamped to int32).
+TESSERA_VNNI512 inline __m128i requantize16(__m512i acc, const Requant512& q) {
+  acc = _mm512_add_epi32(acc, q.bias);
+  const __m512i even = round_shift_clamp(_mm512_mul_epi32(acc, q.multiplier), q.round, q.shift, q.lo, q.hi);
+  const __m512i odd =
+      round_shift_clamp(_mm512_mul_epi32(_mm512_srli_epi64(acc, 32), q.multiplier), q.round, q.shift, q.lo, q.hi);
+  return _mm512_cvtepi32_epi8(_mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32)));
+}
+
+// acc += the four u8 x s8 products of each lane of b and w, wrapping (vpdpbusd). In assembly:
+// GCC 12's pattern for the intrinsic only ties the accumulator to zmm0-15, and with more
+// accumulators it copies them in and out of zmm16-31 (and spills) every step.
+TESSERA_VNNI512 inline void dpbusd(__m512i& acc, __m512i b, __m512i w) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(w));
+}
+
+// acc RV += panel vector V x the broadcast weight quad of row R, when both exist. R and V are
+// pasted into names.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define TESSERA_DP(R, V) \
+  if constexpr (Rows > R && Vecs > V) dpbusd(acc##R##V, b##V, w);
+#define TESSERA_DP_ROW(R)                                               \
+  if constexpr (Rows > R) {                                             \
+    const __m512i w = _mm512_set1_epi32(a[q * Rows + R]);               \
+    TESSERA_DP(R, 0) TESSERA_DP(R, 1) TESSERA_DP(R, 2) TESSERA_DP(R, 3) \
+  }
+#define TESSERA_SAVE(R, V) \
+  if constexpr (Rows > R && Vecs > V) _mm512_store_si512(sums[R] + 16 * V, acc##R##V);
+#define TESSERA_SAVE_ROW(R) TESSERA_SAVE(R, 0) TESSERA_SAVE(R, 1) TESSERA_SAVE(R, 2) TESSERA_SAVE(R, 3)
+#define TESSERA_LOAD(V) \
+  if constexpr (Vecs > V) b##V = _mm512_loadu_si512(p + 64 * V);
+// NOLINTEND(bugprone-macro-parentheses)
+
+// Rows x (16 * Vecs) block over all quads; stores `valid` pixels per channel. The accumulators
+// are named variables (GCC keeps an indexed array of them on the stack).
+template <int Rows, int Vecs>
+TESSERA_VNNI512 void micro_kernel(const GemmArgs& g, const int32_t* a, const uint8_t* panel, uint32_t quads,
+                                  uint32_t m0, uint32_t n0, uint32_t valid) {
+  __m512i acc00 = _mm512_setzero_si512(), acc01 = acc00, acc02 = acc00, acc03 = acc00, acc10 = acc00, acc11 = acc00,
+          acc12 = acc00, acc13 = acc00, acc20 = acc00, acc21 = acc00, acc22 = acc00, acc23 = acc00, acc30 = acc00,
+          acc31 = acc00, acc32 = acc00, acc33 = acc00, acc40 = acc00, acc41 = acc00, acc42 = acc00, acc43 = acc00,
+          acc50 = acc00, acc51 = acc00, acc52 = acc00, acc53 = acc00;
+  __m512i b0 = acc00, b1 = acc00, b2 = acc00, b3 = acc00;
+  for (uint32_t q = 0; q < quads; ++q) {
+    const uint8_t* p = panel + static_cast<size_t>(q) * Vecs * 64;
+    TESSERA_LOAD(0)
+    TESSERA_LOAD(1)
+    TESSERA_LOAD(2)
+    TESSERA_LOAD(3)
+    TESSERA_DP_ROW(0)
+    TESSERA_DP_ROW(1)
+    TESSERA_DP_ROW(2)
+    TESSERA_DP_ROW(3)
+    TESSERA_DP_ROW(4)
+    TESSERA_DP_ROW(5)
+  }
+  // The sums go through memory once, so the requantisation below does not hold 24 live registers.
+  alignas(64) int32_t sums[6][64];
+  TESSERA_SAVE_ROW(0)
+  TESSERA_SAVE_ROW(1)
+  TESSERA_SAVE_ROW(2)
+  TESSERA_SAVE_ROW(3)
+  TESSERA_SAVE_ROW(4)
+  TESSERA_SAVE_ROW(5)
+  const int32_t* correction = a + static_cast<size_t>(quads) * Rows;
+#pragma GCC unroll 8
+  for (int r = 0; r < Rows; ++r) {
+    const uint32_t i = m0 + r;
+    const Requant512 rq =
+        make_requant(wrap_add(g.q.bias[i], correction[r]), g.q.multiplier[i], g.q.shift[i], g.q.lo, g.q.hi);
+    int8_t* out = g.out + i * g.out_stride + n0;
+#pragma GCC unroll 4
+    for (int v = 0; v < Vecs; ++v) {
+      const __m128i bytes = requantize16(_mm512_load_si512(sums[r] + 16 * v), rq);
+      const uint32_t left = valid - 16 * v;
+      if (left >= 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * v), bytes);
+      } else {
+        _mm_mask_storeu_epi8(out + 16 * v, static_cast<__mmask16>((1u << left) - 1), bytes);
+      }
+    }
+  }
+}
+
+#undef TESSERA_DP
+#undef TESSERA_DP_ROW
+#undef TESSERA_LOAD
+#undef TESSERA_SAVE
+#undef TESSERA_SAVE_ROW
+
+using MicroKernel = void (*)(const GemmArgs&, const int32_t*, const uint8_t*, uint32_t, uint32_t, uint32_t, uint32_t);
+
+template <int Rows>
+constexpr MicroKernel kernel_for(uint32_t vecs) {
+  return vecs == 4   ? &micro_kernel<Rows, 4>
+         : vecs == 3 ? &micro_kernel<Rows, 3>
+         : vecs == 2 ? &micro_kernel<Rows, 2>
+                     : &micro_kernel<Rows, 1>;
+}
+
+MicroKernel pick(uint32_t rows, uint32_t vecs) {
+  switch (rows) {
+    case 6: return kernel_for<6>(vecs);
+    case 5: return kernel_for<5>(vecs);
+    case 4: return kernel_for<4>(vecs);
+    case 3: return kernel_for<3>(vecs);
+    case 2: return kernel_for<2>(vecs);
+    default: return kernel_for<1>(vecs);
+  }
+}
+
+void gemm_vnni512(const GemmArgs& g) {
+  const uint32_t quads = (g.k + 3) / 4;
+  thread_local std::vector<uint8_t> panel;
+  if (panel.size() < static_cast<size_t>(quads) * kVectors * 64)
+    panel.resize(static_cast<size_t>(quads) * kVectors * 64);
+  for (uint32_t n0 = 0; n0 < g.n; n0 += 16 * kVectors) {
+    const uint32_t valid = g.n - n0 < 16 * kVectors ? g.n - n0 : 16 * kVectors;
+    const uint32_t vecs = (valid + 15) / 16;
+    vnni::pack_quads(g.col + n0, g.col_stride, g.k, vecs, panel.data());
+    for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) {
+      const uint32_t rows = g.m - m0 < kVnniRows ? g.m - m0 : kVnniRows;
+      pick(rows, vecs)(g, g.packed + packed_quad_words(m0, g.k), panel.data(), quads, m0, n0, valid);
+    }
+  }
+}
+
+// The direct conv's taps, 32 pixels a step: two taps' int8 rows widened to int16 and
+// interleaved, one vpdpwssd (int16 pair products summed into int32 lanes, wrapping, not
+// saturating) per 16 pixels with the (w[t], w[t + 1]) pair. Rows of 7, 14 or 28 pixels (the late
+// layers) take one masked step, not a scalar tail.
+TESSERA_VNNI512 void mac_taps_avx512(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps,
+                                     uint32_t n) {
+  int32_t pairs[(kMaxTaps + 1) / 2];
+  for (uint32_t t = 0; t < taps; t += 2) {
+    const uint32_t lo = static_cast<uint16_t>(static_cast<int16_t>(w[t]));
+    const uint32_t hi = t + 1 < taps ? static_cast<uint16_t>(static_cast<int16_t>(w[t + 1])) : 0;
+    pairs[t / 2] = static_cast<int32_t>(lo | (hi << 16));
+  }
+  // unpacklo/hi leave 128-bit lane L with pixels 8L..8L+3 / 8L+4..8L+7: these put them in order.
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  for (uint32_t j = 0; j < n; j += 32) {
+    // The last step is masked: it reads, adds and writes only the row's remaining pixels.
+    const uint32_t left = n - j < 32 ? n - j : 32;
+    const __mmask32 bytes = left == 32 ? ~0u : (1u << left) - 1;
+    const auto low = static_cast<__mmask16>(bytes), high = static_cast<__mmask16>(bytes >> 16);
+    __m512i lo = _mm512_setzero_si512(), hi = lo;
+    for (uint32_t t = 0; t < taps; t += 2) {
+      const __m512i x0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(bytes, src[t] + j));
+      const __m512i x1 =
+          t + 1 < taps ? _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(bytes, src[t + 1] + j)) : _mm512_setzero_si512();
+      const __m512i wp = _mm512_set1_epi32(pairs[t / 2]);
+      lo = _mm512_dpwssd_epi32(lo, _mm512_unpacklo_epi16(x0, x1), wp);
+      hi = _mm512_dpwssd_epi32(hi, _mm512_unpackhi_epi16(x0, x1), wp);
+    }
+    uint32_t* out = acc + j;
+    _mm512_mask_storeu_epi32(
+        out, low, _mm512_add_epi32(_mm512_maskz_loadu_epi32(low, out), _mm512_permutex2var_epi64(lo, first, hi)));
+    _mm512_mask_storeu_epi32(
+        out + 16, high,
+        _mm512_add_epi32(_mm512_maskz_loadu_epi32(high, out + 16), _mm512_permutex2var_epi64(lo, second, hi)));
+  }
+}
+
+// 16 accumulators a step through requantize16, the last step masked.
+TESSERA_VNNI512 void requantize_row_avx512(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier,
+                                           int32_t shift, int32_t lo, int32_t hi, int8_t* out) {
+  const Requant512 q = make_requant(bias, multiplier, shift, lo, hi);
+  for (uint32_t j = 0; j < n; j += 16) {
+    const uint32_t left = n - j < 16 ? n - j : 16;
+    const auto mask = static_cast<__mmask16>(left == 16 ? 0xFFFFu : (1u << left) - 1);
+    _mm_mask_storeu_epi8(out + j, mask, requantize16(_mm512_maskz_loadu_epi32(mask, acc + j), q));
+  }
+}
+
+}  // namespace
+
+const EmuKernels* vnni512_kernels() {
+  static const EmuKernels* kernels = []() -> const EmuKernels* {
+    const EmuKernels* avx2 = avx2_kernels();
+    if (avx2 == nullptr || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+        !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512vnni")) {
+      return nullptr;
+    }
+    static EmuKernels k = *avx2;
+    k.id = "avx512-vnni";
+    k.name = "AVX-512 VNNI";
+    k.pack = &pack_weights_quads;
+    k.packed_words = &packed_quad_words;
+    k.gemm_rows = kVnniRows;
+    k.gemm = &gemm_vnni512;
+    k.mac_taps = &mac_taps_avx512;
+    k.requantize_row = &requantize_row_avx512;
+    return &k;
+  }();
+  return kernels;
+}
+
+}  // namespace tessera::emu
+
+#else  // not x86-64
+
+namespace tessera::emu {
+const EmuKernels* vnni512_kernels() { return nullptr; }
+}  // namespace tessera::emu
+
+#endif

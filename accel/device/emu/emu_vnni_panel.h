@@ -1,0 +1,44 @@
+// The column panel both VNNI GEMMs (emu_conv_vnni512.cc, emu_conv_avxvnni.cc) read: vpdpbusd
+// multiplies 4 unsigned bytes of one operand by 4 signed bytes of the other and adds the 4
+// products to an int32 lane, so each pixel's im2col values are regrouped by 4 consecutive k
+// (a quad) and offset by +128 to unsigned (x ^ 0x80); the weights' -128 * sum(w) word undoes the
+// offset (pack_weights_quads). SSE2 only, the x86-64 baseline, so both files may inline it.
+#pragma once
+
+#if defined(__x86_64__)
+
+#include <emmintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tessera::emu::vnni {
+
+// Writes panel[((q * vecs + v) * 16 + j) * 4 + b] = x[4q + b][16v + j] ^ 0x80 for quads q <
+// (k + 3) / 4, v < vecs, j < 16, b < 4; rows past k read as zero (their weights are zero). col
+// holds rows of `stride` bytes, each readable for 16 * vecs bytes.
+inline void pack_quads(const int8_t* col, size_t stride, uint32_t k, uint32_t vecs, uint8_t* panel) {
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  const uint32_t quads = (k + 3) / 4;
+  for (uint32_t q = 0; q < quads; ++q) {
+    for (uint32_t v = 0; v < vecs; ++v) {
+      __m128i r[4];
+      for (uint32_t b = 0; b < 4; ++b) {
+        const uint32_t row = 4 * q + b;
+        r[b] = row < k ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(col + row * stride + 16 * v))
+                       : _mm_setzero_si128();
+      }
+      const __m128i a_lo = _mm_unpacklo_epi8(r[0], r[1]), a_hi = _mm_unpackhi_epi8(r[0], r[1]);
+      const __m128i b_lo = _mm_unpacklo_epi8(r[2], r[3]), b_hi = _mm_unpackhi_epi8(r[2], r[3]);
+      __m128i* out = reinterpret_cast<__m128i*>(panel + (static_cast<size_t>(q) * vecs + v) * 64);
+      _mm_storeu_si128(out, _mm_xor_si128(_mm_unpacklo_epi16(a_lo, b_lo), flip));
+      _mm_storeu_si128(out + 1, _mm_xor_si128(_mm_unpackhi_epi16(a_lo, b_lo), flip));
+      _mm_storeu_si128(out + 2, _mm_xor_si128(_mm_unpacklo_epi16(a_hi, b_hi), flip));
+      _mm_storeu_si128(out + 3, _mm_xor_si128(_mm_unpackhi_epi16(a_hi, b_hi), flip));
+    }
+  }
+}
+
+}  // namespace tessera::emu::vnni
+
+#endif
