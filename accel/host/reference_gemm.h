@@ -35,6 +35,12 @@ const SgemmKernels& sgemm_kernels();
 void sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
                       float* c, int64_t ldc, const SgemmKernels& kernels = sgemm_kernels());
 
+// sgemm_accumulate with C's columns split across the threads the host's budget gives
+// (host_threads.h) when the GEMM is big enough to pay for it. Each column's sum is computed as
+// unsplit, so the result does not depend on the split.
+void parallel_sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                               int64_t ldb, float* c, int64_t ldc);
+
 // C[m,n] += sum_k A[m,k] * Bt[n,k], for a B stored transposed (rows of Bt contiguous): dot
 // products, good when m is small (a few images through a fully-connected layer).
 void sgemm_bt_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bt, int64_t ldbt,
