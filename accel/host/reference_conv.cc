@@ -17,8 +17,10 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Multiply-adds of one GEMM above which it is split across threads (~100 us on one core).
+// Multiply-adds of one conv above which it is split across threads: ~100 us on one core (the
+// portable GEMM's ~10 GMAC/s, oneDNN's ~80), against tens of microseconds for a thread start.
 constexpr int64_t kSplitMacs = int64_t{1} << 20;
+constexpr int64_t kOnednnSplitMacs = int64_t{1} << 23;
 
 // Geometry of one conv, resolved once.
 struct ConvGeometry {
@@ -117,7 +119,8 @@ Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, cons
   if (onednn_conv_enabled()) {
     TESSERA_ASSIGN_OR_RETURN(Shape out_shape,
                              conv_output_shape(x.shape, w.shape, bias ? &bias->shape : nullptr, attrs));
-    const HostThreads threads(host_thread_limit());
+    const int64_t macs = shape_elements(out_shape) * w.dim(1) * w.dim(2) * w.dim(3);
+    const HostThreads threads(macs >= kOnednnSplitMacs ? host_thread_limit() : 1);
     return onednn_conv2d(x, w, bias, attrs, out_shape, threads);
   }
 #endif
