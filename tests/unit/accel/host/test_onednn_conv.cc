@@ -2,14 +2,18 @@
 // im2col + GEMM conv, within float rounding: the shapes of the zoo's layers (ResNet's 7x7 stride-2
 // stem on 3 channels, 3x3 pad 1, 1x1 stride 1 and 2, MobileNetV2's depthwise, grouped), dilation,
 // asymmetric pads, no bias, ragged channel counts that oneDNN's blocked formats pad, batch 1 and 3,
-// on 1 and 2 threads. Skipped, with the reason, in a build without oneDNN.
+// on 1 and 2 threads; and concurrent callers of one cached primitive. Skipped, with the reason, in
+// a build without oneDNN.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <ostream>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "accel/host/reference_ops.h"
 #if TESSERA_HAVE_ONEDNN
@@ -84,6 +88,51 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"Dilated", {1, 8, 16, 16}, {8, 8, 3, 3}, 1, 2, 2, 1, true},
                       ConvCase{"AsymmetricPads", {1, 5, 9, 10}, {7, 5, 3, 2}, 1, 0, 1, 1, true, {0, 1, 2, 0}}),
     [](const ::testing::TestParamInfo<ConvCase>& param) { return param.param.name; });
+
+// Engines' callers and the batch split's halves run the same layer at once: the cached
+// primitives (one per geometry, shared) must give each caller its own working memory. Four threads
+// x 50 runs of two shapes whose oneDNN convs use a scratchpad, each the bits of a lone run.
+TEST(OnednnConv, ConcurrentCallersShareCachedPrimitives) {
+#if TESSERA_HAVE_ONEDNN
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto random = [&](Shape shape) {
+    Tensor t(std::move(shape));
+    for (float& v : t.data) v = dist(rng);
+    return t;
+  };
+  ConvAttrs attrs;
+  attrs.kernel = {3, 3};
+  attrs.pads = {1, 1, 1, 1};
+  const Tensor xs[2] = {random({1, 64, 14, 14}), random({2, 32, 9, 9})};
+  const Tensor ws[2] = {random({64, 64, 3, 3}), random({48, 32, 3, 3})};
+  std::vector<Tensor> want;
+  for (int i = 0; i < 2; ++i) {
+    const HostThreads one(1);
+    auto shape = conv_output_shape(xs[i].shape, ws[i].shape, nullptr, attrs);
+    ASSERT_TRUE(shape.is_ok());
+    auto y = onednn_conv2d(xs[i], ws[i], nullptr, attrs, *shape, one);
+    ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+    want.push_back(std::move(y).value());
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] {
+      const HostThreads one(1);
+      for (int run = 0; run < 50; ++run) {
+        const int i = (t + run) % 2;
+        auto y = onednn_conv2d(xs[i], ws[i], nullptr, attrs, want[i].shape, one);
+        if (!y.is_ok() || y->data != want[i].data) ++mismatches;
+      }
+    });
+  }
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(mismatches.load(), 0);
+#else
+  GTEST_SKIP() << "built without oneDNN (cmake/find_onednn.cmake: TESSERA_HAVE_ONEDNN is off)";
+#endif
+}
 
 }  // namespace
 }  // namespace tessera::host
