@@ -56,8 +56,8 @@ const SgemmKernels& portable_sgemm_kernels() {
 
 const SgemmKernels& sgemm_kernels() {
   static const SgemmKernels* selected = [] {
-    const SgemmKernels* neon = neon_sgemm_kernels();
-    if (neon != nullptr && std::getenv("TESSERA_HOST_PORTABLE") == nullptr) return neon;
+    const SgemmKernels* simd = neon_sgemm_kernels() != nullptr ? neon_sgemm_kernels() : avx2_sgemm_kernels();
+    if (simd != nullptr && std::getenv("TESSERA_HOST_PORTABLE") == nullptr) return simd;
     return &portable_sgemm_kernels();
   }();
   return *selected;

@@ -1,8 +1,10 @@
 // The fp32 reference conv through oneDNN (built when CMake finds it: TESSERA_HAVE_ONEDNN,
 // cmake/find_onednn.cmake). oneDNN picks its best implementation for the CPU (brgconv:avx512_core
 // here, JIT AVX2 elsewhere) and its own memory formats; the activations and weights are reordered
-// from and to Tessera's NCHW / OIHW each call (no weight cache to keep in step with the graph). It adds in another
-// order than the portable im2col + GEMM, so results agree within float rounding, not bit for bit.
+// from and to Tessera's NCHW / OIHW each call (no weight cache to keep in step with the graph);
+// the primitives themselves are made once per layer geometry and shared by every caller. It adds
+// in another order than the portable im2col + GEMM, so results agree within float rounding, not
+// bit for bit.
 #pragma once
 
 #include "accel/common/status.h"
