@@ -118,6 +118,20 @@ std::unique_ptr<Engine> load(const BenchModel& m, Precision precision, bool pipe
   return std::move(engine).value();
 }
 
+// Appends the zoo's models named in the comma-separated `names`; false (said) when one is missing.
+bool add_zoo_models(const std::filesystem::path& zoo, const std::string& names, std::vector<BenchModel>& models) {
+  std::stringstream list(names);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (name.empty()) continue;
+    if (!std::filesystem::exists(zoo / name / "model.onnx")) {
+      std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", name.c_str(), zoo.string().c_str());
+      return false;
+    }
+    models.push_back(zoo_model(zoo, name));
+  }
+  return true;
+}
+
 int run(int argc, char** argv) {
   std::filesystem::path zoo, bundled;
   std::string only, zoo_models = "squeezenet1_1,resnet18";
@@ -150,15 +164,7 @@ int run(int argc, char** argv) {
 
   std::vector<BenchModel> models = {bundled_model(bundled)};
   if (only.empty()) {
-    std::stringstream names(zoo_models);
-    for (std::string name; std::getline(names, name, ',');) {
-      if (name.empty()) continue;
-      if (!std::filesystem::exists(zoo / name / "model.onnx")) {
-        std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", name.c_str(), zoo.string().c_str());
-        return 2;
-      }
-      models.push_back(zoo_model(zoo, name));
-    }
+    if (!add_zoo_models(zoo, zoo_models, models)) return 2;
   } else if (only != "fashion-mnist") {
     if (!std::filesystem::exists(zoo / only / "model.onnx")) {
       std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", only.c_str(), zoo.string().c_str());

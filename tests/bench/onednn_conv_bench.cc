@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -279,6 +280,12 @@ int main(int argc, char** argv) {
     return tessera::run(argc, argv);
   } catch (const dnnl::error& e) {
     std::fprintf(stderr, "tessera_onednn_bench: oneDNN: %s (status %d)\n", e.what(), static_cast<int>(e.status));
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera_onednn_bench: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "tessera_onednn_bench: unknown exception\n");
     return 1;
   }
 }

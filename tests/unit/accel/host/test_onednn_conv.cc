@@ -117,6 +117,7 @@ TEST(OnednnConv, ConcurrentCallersShareCachedPrimitives) {
   }
   std::atomic<int> mismatches{0};
   std::vector<std::thread> callers;
+  callers.reserve(4);
   for (int t = 0; t < 4; ++t) {
     callers.emplace_back([&, t] {
       const HostThreads one(1);
