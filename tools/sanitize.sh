@@ -68,11 +68,13 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 # twice as slow to run, -O2 slower to build) and -gline-tables-only (file:line in stacks, a
 # fraction of -g's object size and link time). No -DNDEBUG: assertions stay on. Configured on
 # every run (a few seconds) so a tree made by an older version of this script gets today's options.
+# Without oneDNN (cmake/find_onednn.cmake): it is an uninstrumented binary library on libgomp,
+# which clang would pair with its own libomp; the sanitizers check the host's own conv instead.
 compilers=()
 [ -f "$build/CMakeCache.txt" ] || compilers=(-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14)
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${compilers[@]}" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DTESSERA_SANITIZE="$sanitize" -DTESSERA_XRT=OFF -DTESSERA_WERROR="${TESSERA_WERROR:-ON}" \
+  -DTESSERA_SANITIZE="$sanitize" -DTESSERA_XRT=OFF -DTESSERA_ONEDNN=OFF -DTESSERA_WERROR="${TESSERA_WERROR:-ON}" \
   "${configure[@]}" "${launcher[@]}" >/dev/null
 [ "$configure_only" -eq 1 ] && exit 0
 cmake --build "$build" --parallel "${TESSERA_SANITIZE_JOBS:-$(nproc)}" --target "${targets[@]}"

@@ -15,6 +15,9 @@ packages=(
   libboost-dev libspdlog-dev libgtest-dev libgmock-dev
   libturbojpeg0-dev libspng-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libxrt-dev zlib1g-dev libssl-dev
+  # oneDNN: the fp32 host path's conv and the benchmarks' int8 reference (cmake/find_onednn.cmake);
+  # optional in the build: the cross builds (armhf has no libdnnl) go without it
+  libdnnl-dev
   # the /metrics registry and exposition (the daemon links only its core library)
   prometheus-cpp-dev
   # TLS certificates for the tests (the openssl CLI)

@@ -1,16 +1,26 @@
-// Reference Conv: im2col per image and group, then a GEMM (weights x columns) whose innermost
-// loop runs along an output row.
+// Reference Conv: oneDNN's where the build has it (onednn/onednn_conv.h); else im2col per image and
+// group, then a GEMM (weights x columns) whose innermost loop runs along an output row, its rows
+// (output channels) split across the host's threads.
 #include <algorithm>
 #include <cstring>
 
 #include "accel/graph/op_shapes.h"
+#include "accel/host/host_threads.h"
 #include "accel/host/reference_gemm.h"
 #include "accel/host/reference_ops.h"
+#if TESSERA_HAVE_ONEDNN
+#include "accel/host/onednn/onednn_conv.h"
+#endif
 
 namespace tessera::host {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Multiply-adds of one conv above which it is split across threads: ~100 us on one core (the
+// portable GEMM's ~10 GMAC/s, oneDNN's ~80), against tens of microseconds for a thread start.
+constexpr int64_t kSplitMacs = int64_t{1} << 20;
+constexpr int64_t kOnednnSplitMacs = int64_t{1} << 23;
 
 // Geometry of one conv, resolved once.
 struct ConvGeometry {
@@ -56,7 +66,7 @@ void im2col(const float* x, const ConvGeometry& g, float* col) {
 
 }  // namespace
 
-Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs) {
+Result<Tensor> conv2d_portable(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs) {
   TESSERA_ASSIGN_OR_RETURN(Shape out_shape, conv_output_shape(x.shape, w.shape, bias ? &bias->shape : nullptr, attrs));
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
   const int64_t m = w.dim(0), group = attrs.group;
@@ -81,6 +91,9 @@ Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, cons
                       g.out_h == h && g.out_w == wd;
   std::vector<float> col(direct ? 0 : static_cast<size_t>(k * plane));
   Tensor y(out_shape);
+  // The GEMM's rows (output channels) across the threads the budget gives, when a group's GEMM
+  // is big enough to pay for a thread start (see host_threads.h).
+  const HostThreads threads(mg * plane * k >= kSplitMacs ? host_thread_limit() : 1);
   for (int64_t img = 0; img < n; ++img) {
     for (int64_t gi = 0; gi < group; ++gi) {
       const float* xg = x.ptr() + (img * c + gi * cg) * h * wd;
@@ -91,10 +104,27 @@ Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, cons
         }
       }
       if (!direct) im2col(xg, g, col.data());
-      sgemm_accumulate(mg, plane, k, w.ptr() + gi * mg * k, k, direct ? xg : col.data(), plane, yg, plane);
+      const float* cols = direct ? xg : col.data();
+      const float* wg = w.ptr() + gi * mg * k;
+      parallel_parts(threads, mg, 1, [&](int64_t begin, int64_t end) {
+        sgemm_accumulate(end - begin, plane, k, wg + begin * k, k, cols, plane, yg + begin * plane, plane);
+      });
     }
   }
   return y;
+}
+
+Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs) {
+#if TESSERA_HAVE_ONEDNN
+  if (onednn_conv_enabled()) {
+    TESSERA_ASSIGN_OR_RETURN(Shape out_shape,
+                             conv_output_shape(x.shape, w.shape, bias ? &bias->shape : nullptr, attrs));
+    const int64_t macs = shape_elements(out_shape) * w.dim(1) * w.dim(2) * w.dim(3);
+    const HostThreads threads(macs >= kOnednnSplitMacs ? host_thread_limit() : 1);
+    return onednn_conv2d(x, w, bias, attrs, out_shape, threads);
+  }
+#endif
+  return conv2d_portable(x, w, bias, attrs);
 }
 
 }  // namespace tessera::host

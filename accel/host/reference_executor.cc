@@ -1,6 +1,6 @@
 // The float32 reference executor: validates, infers shapes once, then walks the nodes in order,
 // freeing each activation after its last use. A batch-separable graph with N > 1 runs as two
-// half batches on two threads.
+// half batches on two threads when the host's thread budget has one to spare (host_threads.h).
 #include "accel/host/reference_executor.h"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "accel/graph/op_shapes.h"
+#include "accel/host/host_threads.h"
 #include "accel/host/reference_batch_split.h"
 #include "accel/host/reference_ops.h"
 
@@ -223,8 +224,11 @@ Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const st
     TESSERA_ASSIGN_OR_RETURN(const auto shapes, infer_shapes_from(graph, input_shapes));
     const RunPlan plan = make_plan(graph);
     const int64_t batch = common_batch(graph, shapes);
-    if (batch > 1 && std::thread::hardware_concurrency() > 1 && batch_separable(graph, shapes, batch)) {
-      return run_split(graph, plan, inputs, shapes, batch);
+    if (batch > 1 && batch_separable(graph, shapes, batch)) {
+      // The second half's thread comes out of the host's budget: a batch running beside others
+      // that hold every core runs whole on its caller's thread.
+      const HostThreads threads(2);
+      if (threads.count() == 2) return run_split(graph, plan, inputs, shapes, batch);
     }
     std::map<std::string, const Tensor*> views;
     for (const auto& [name, tensor] : inputs) views[name] = &tensor;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "accel/graph/op_shapes.h"
+#include "accel/host/host_threads.h"
 #include "accel/host/reference_ops.h"
 
 namespace tessera::host {
@@ -16,6 +17,11 @@ constexpr int64_t kNBlock = 256;
 constexpr int64_t kKBlock = 128;
 // Above this many rows of A, Gemm transposes a transposed B once instead of dot products.
 constexpr int64_t kDotRowsMax = 8;
+// Multiply-adds of one GEMM above which its output columns (an FC layer's output features) are
+// split across the host's threads: ~30-60 us on one core, about what a thread start costs.
+constexpr int64_t kSplitMacs = int64_t{1} << 18;
+// Columns per part of a split: a whole number of SIMD vectors.
+constexpr int64_t kSplitGrain = 16;
 
 // c[0..n) += a0*b0 + a1*b1 + a2*b2 + a3*b3, elementwise along the rows.
 void axpy4(int64_t n, float a0, float a1, float a2, float a3, const float* __restrict b0, const float* __restrict b1,
@@ -38,6 +44,9 @@ float dot(const float* __restrict a, const float* __restrict b, int64_t k) {
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail;
 }
 
+// The threads a GEMM of this size splits across (1 when small: see kSplitMacs).
+int split_threads(int64_t m, int64_t n, int64_t k) { return m * n * k >= kSplitMacs ? host_thread_limit() : 1; }
+
 }  // namespace
 
 const SgemmKernels& portable_sgemm_kernels() {
@@ -47,8 +56,8 @@ const SgemmKernels& portable_sgemm_kernels() {
 
 const SgemmKernels& sgemm_kernels() {
   static const SgemmKernels* selected = [] {
-    const SgemmKernels* neon = neon_sgemm_kernels();
-    if (neon != nullptr && std::getenv("TESSERA_HOST_PORTABLE") == nullptr) return neon;
+    const SgemmKernels* simd = neon_sgemm_kernels() != nullptr ? neon_sgemm_kernels() : avx2_sgemm_kernels();
+    if (simd != nullptr && std::getenv("TESSERA_HOST_PORTABLE") == nullptr) return simd;
     return &portable_sgemm_kernels();
   }();
   return *selected;
@@ -84,6 +93,14 @@ void sgemm_bt_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_
   }
 }
 
+void parallel_sgemm_accumulate(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                               int64_t ldb, float* c, int64_t ldc) {
+  const HostThreads threads(split_threads(m, n, k));
+  parallel_parts(threads, n, kSplitGrain, [&](int64_t begin, int64_t end) {
+    sgemm_accumulate(m, end - begin, k, a, lda, b + begin, ldb, c + begin, ldc);
+  });
+}
+
 std::vector<float> transpose_matrix(const float* src, int64_t rows, int64_t cols) {
   constexpr int64_t kTile = 32;
   std::vector<float> dst(static_cast<size_t>(rows * cols));
@@ -109,13 +126,16 @@ Result<Tensor> gemm(const Tensor& a, const Tensor& b, const Tensor* c, const Gem
     ap = a_t.data();
   }
   std::vector<float> acc(static_cast<size_t>(m * n), 0.0f);
-  if (!attrs.trans_b) {
-    sgemm_accumulate(m, n, k, ap, k, b.ptr(), n, acc.data(), n);
-  } else if (m <= kDotRowsMax) {
-    sgemm_bt_accumulate(m, n, k, ap, k, b.ptr(), k, acc.data(), n);
-  } else {
+  if (attrs.trans_b && m <= kDotRowsMax) {
+    const HostThreads threads(split_threads(m, n, k));
+    parallel_parts(threads, n, kSplitGrain, [&](int64_t begin, int64_t end) {
+      sgemm_bt_accumulate(m, end - begin, k, ap, k, b.ptr() + begin * k, k, acc.data() + begin, n);
+    });
+  } else if (attrs.trans_b) {
     const std::vector<float> b_t = transpose_matrix(b.ptr(), n, k);
-    sgemm_accumulate(m, n, k, ap, k, b_t.data(), n, acc.data(), n);
+    parallel_sgemm_accumulate(m, n, k, ap, k, b_t.data(), n, acc.data(), n);
+  } else {
+    parallel_sgemm_accumulate(m, n, k, ap, k, b.ptr(), n, acc.data(), n);
   }
   Tensor y(out_shape);
   // Strides of C over the output's rows and columns (0 where C broadcasts).
@@ -168,7 +188,7 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b) {
       ai += index[d] * a_step[d];
       bj += index[d] * b_step[d];
     }
-    sgemm_accumulate(m, n, k, a.ptr() + ai * m * k, k, b.ptr() + bj * k * n, n, y.ptr() + bi * m * n, n);
+    parallel_sgemm_accumulate(m, n, k, a.ptr() + ai * m * k, k, b.ptr() + bj * k * n, n, y.ptr() + bi * m * n, n);
     for (size_t d = r; d-- > 0;) {
       if (++index[d] < batch[d]) break;
       index[d] = 0;

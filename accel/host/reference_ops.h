@@ -14,6 +14,9 @@ namespace tessera::host {
 
 // 2-D convolution: x [N,C,H,W], w [M,C/group,kH,kW], optional bias [M] (nullptr for none).
 Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs);
+// The same through the portable im2col + GEMM, whatever conv2d picks (oneDNN where built in): the
+// twin the tests hold oneDNN's conv to, within float rounding.
+Result<Tensor> conv2d_portable(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs);
 
 Result<Tensor> relu(Tensor x);
 Result<Tensor> clip(Tensor x, const ClipAttrs& attrs);

@@ -1,10 +1,11 @@
 // tessera_bench: images/s of Tessera's engines on one machine, in one run — the int8 path
 // (emulated fabric + host FC) and the fp32 host path, at batch 1 and 8, on the bundled model and
-// the zoo's SqueezeNet 1.1 and ResNet-18; and int8 pipelined (fabric || host stages) against
-// sequential. A benchmark, not a test: run it with tests/bench/run_bench.sh, which also runs
-// OpenCV's DNN module on the same ONNX files for comparison.
+// zoo models (SqueezeNet 1.1 and ResNet-18 unless --models names others); and int8 pipelined
+// (fabric || host stages) against sequential. A benchmark, not a test: run it with
+// tests/bench/run_bench.sh, which also runs OpenCV's DNN module and oneDNN on the same models.
 //
-// Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME]
+// Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b,...]
+// --models names the zoo models to run after the bundled one (default squeezenet1_1,resnet18);
 // --only runs one model, fashion-mnist (needs no --zoo) or any model of the zoo (e.g. mobilenet_v2,
 // whose depthwise layers take the emulator's direct path); run_server_bench.sh uses it to put the
 // bare engine beside tesserad over gRPC on the same model.
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -116,9 +118,23 @@ std::unique_ptr<Engine> load(const BenchModel& m, Precision precision, bool pipe
   return std::move(engine).value();
 }
 
+// Appends the zoo's models named in the comma-separated `names`; false (said) when one is missing.
+bool add_zoo_models(const std::filesystem::path& zoo, const std::string& names, std::vector<BenchModel>& models) {
+  std::stringstream list(names);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (name.empty()) continue;
+    if (!std::filesystem::exists(zoo / name / "model.onnx")) {
+      std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", name.c_str(), zoo.string().c_str());
+      return false;
+    }
+    models.push_back(zoo_model(zoo, name));
+  }
+  return true;
+}
+
 int run(int argc, char** argv) {
   std::filesystem::path zoo, bundled;
-  std::string only;
+  std::string only, zoo_models = "squeezenet1_1,resnet18";
   double seconds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--zoo"))
@@ -129,9 +145,11 @@ int run(int argc, char** argv) {
       seconds = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--only"))
       only = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--models"))
+      zoo_models = argv[i + 1];
   }
   if (bundled.empty() || (zoo.empty() && only != "fashion-mnist")) {
-    std::fprintf(stderr, "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME]\n");
+    std::fprintf(stderr, "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b]\n");
     return 2;
   }
   DeviceOptions device_options;
@@ -146,8 +164,7 @@ int run(int argc, char** argv) {
 
   std::vector<BenchModel> models = {bundled_model(bundled)};
   if (only.empty()) {
-    models.push_back(zoo_model(zoo, "squeezenet1_1"));
-    models.push_back(zoo_model(zoo, "resnet18"));
+    if (!add_zoo_models(zoo, zoo_models, models)) return 2;
   } else if (only != "fashion-mnist") {
     if (!std::filesystem::exists(zoo / only / "model.onnx")) {
       std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", only.c_str(), zoo.string().c_str());

@@ -1,6 +1,6 @@
-// Every version of the host's float GEMM loops this build and CPU have (portable; NEON on ARM)
-// against a double-precision sum, within float rounding: the versions add in different orders,
-// so they are held to a tolerance, not to bits. Shapes of the host stage's fully-connected layers
+// Every version of the host's float GEMM loops this build and CPU have (portable; NEON on ARM,
+// AVX2 on x86-64) against a double-precision sum, within float rounding: the versions add in
+// different orders, so they are held to a tolerance, not to bits. Shapes of the host stage's fully-connected layers
 // (a few images x 10..512 outputs x up to 3136 inputs) and of the reference conv's GEMMs, with
 // ragged sizes for the loops' tails.
 #include <gtest/gtest.h>
@@ -26,6 +26,7 @@ namespace {
 std::vector<const SgemmKernels*> every_version() {
   std::vector<const SgemmKernels*> all{&portable_sgemm_kernels()};
   if (const SgemmKernels* neon = neon_sgemm_kernels()) all.push_back(neon);
+  if (const SgemmKernels* avx2 = avx2_sgemm_kernels()) all.push_back(avx2);
   return all;
 }
 
