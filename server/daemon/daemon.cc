@@ -347,13 +347,14 @@ void Daemon::stop() {
   const auto drain = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(options_.drain_timeout_s));
   const auto deadline = std::chrono::steady_clock::now() + drain;
+  // HTTP: no new connection; every answer from now on says "Connection: close" and closes its
+  // connection once written, after the answers to the requests it had already read. Before the
+  // admission refuses anything, so that no 503 goes out on a connection left open.
+  if (http_) http_->start_draining();
   // One admission serves every door: from here on each refuses new work (UNAVAILABLE / 503).
   in_flight_.start_draining();
   if (telemetry_) telemetry_->end_watch_streams();  // now, not at their next tick
-  // HTTP: no new connection; every answer from now on says "Connection: close" and closes its
-  // connection once written, after the answers to the requests it had already read.
-  if (http_) http_->start_draining();
-  if (routes_) routes_->end_event_streams();  // SSE streams end now, not at their next tick
+  if (routes_) routes_->end_event_streams();        // SSE streams end now, not at their next tick
   if (!in_flight_.wait_until_idle(deadline)) {
     spdlog::warn("shutdown: {} request(s) still running after {} s are cut off", in_flight_.running(),
                  options_.drain_timeout_s);
