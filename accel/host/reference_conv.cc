@@ -20,7 +20,9 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Multiply-adds of one conv above which it is split across threads: ~100 us on one core (the
 // portable GEMM's ~10 GMAC/s, oneDNN's ~80), against tens of microseconds for a thread start.
 constexpr int64_t kSplitMacs = int64_t{1} << 20;
+#if TESSERA_HAVE_ONEDNN
 constexpr int64_t kOnednnSplitMacs = int64_t{1} << 23;
+#endif
 
 // Geometry of one conv, resolved once.
 struct ConvGeometry {

@@ -366,8 +366,8 @@ void Daemon::stop() {
   // The last HTTP answers go out, and a request body still coming in is read and answered (the
   // drain's refusal), until the drain's deadline; then idle connections (a client between
   // requests) are closed.
-  const auto flushed_by = std::chrono::steady_clock::now() + kFlushGrace;
-  if (http_ && !http_->wait_until_closed(flushed_by, std::max(flushed_by, deadline))) {
+  if (http_ &&
+      !http_->wait_until_closed(kFlushGrace, std::max(std::chrono::steady_clock::now() + kFlushGrace, deadline))) {
     spdlog::info("shutdown: {} idle HTTP connection(s) closed", http_->open_connections());
   }
   if (queue_) queue_->stop();  // answers what is still queued

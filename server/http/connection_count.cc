@@ -1,5 +1,7 @@
 #include "server/http/connection_count.h"
 
+#include <algorithm>
+
 namespace tessera {
 
 ConnectionSlot HttpConnections::try_open() {
@@ -45,6 +47,7 @@ void HttpConnections::busy_changed(bool busy) {
   if (busy) {
     ++busy_;
   } else if (--busy_ == 0) {
+    became_idle_at_ = std::chrono::steady_clock::now();
     closed_.notify_all();
   }
 }
@@ -54,12 +57,17 @@ size_t HttpConnections::busy() const {
   return busy_;
 }
 
-bool HttpConnections::wait_until_closed(std::chrono::steady_clock::time_point idle_deadline,
-                                        std::chrono::steady_clock::time_point busy_deadline) {
+bool HttpConnections::wait_until_closed(std::chrono::milliseconds grace,
+                                        std::chrono::steady_clock::time_point deadline) {
+  const auto start = std::chrono::steady_clock::now();
   std::unique_lock lock(mu_);
-  if (closed_.wait_until(lock, idle_deadline, [this] { return open_ == 0; })) return true;
-  closed_.wait_until(lock, busy_deadline, [this] { return open_ == 0 || busy_ == 0; });
-  return open_ == 0;
+  while (open_ != 0) {
+    // Woken when a connection closes or the last busy one becomes idle; then the grace restarts.
+    const auto until = busy_ != 0 ? deadline : std::min(deadline, std::max(start, became_idle_at_) + grace);
+    if (std::chrono::steady_clock::now() >= until) return false;
+    closed_.wait_until(lock, until);
+  }
+  return true;
 }
 
 }  // namespace tessera

@@ -37,11 +37,10 @@ class HttpConnections {
   // A connection became busy (true) or idle again (false); see above.
   void busy_changed(bool busy);
   size_t busy() const;
-  // Waits until no connection is open: at most until `idle_deadline` while none is busy, at most
-  // until `busy_deadline` while one is (a request still coming in, an answer still going out).
-  // False on timeout.
-  bool wait_until_closed(std::chrono::steady_clock::time_point idle_deadline,
-                         std::chrono::steady_clock::time_point busy_deadline);
+  // Waits until no connection is open (true), or gives up (false): once no connection has been
+  // busy for `grace` (from the call, or from when the last busy one became idle), or at
+  // `deadline` however busy they are.
+  bool wait_until_closed(std::chrono::milliseconds grace, std::chrono::steady_clock::time_point deadline);
 
  private:
   void release();
@@ -51,6 +50,7 @@ class HttpConnections {
   std::condition_variable closed_;
   size_t open_ = 0;
   size_t busy_ = 0;
+  std::chrono::steady_clock::time_point became_idle_at_{};  // when busy_ last fell to 0
   uint64_t refused_ = 0;
   bool draining_ = false;
 };

@@ -182,9 +182,8 @@ void HttpServer::start_draining() {
   connections_.start_draining();
 }
 
-bool HttpServer::wait_until_closed(std::chrono::steady_clock::time_point idle_deadline,
-                                   std::chrono::steady_clock::time_point busy_deadline) {
-  return connections_.wait_until_closed(idle_deadline, busy_deadline);
+bool HttpServer::wait_until_closed(std::chrono::milliseconds grace, std::chrono::steady_clock::time_point deadline) {
+  return connections_.wait_until_closed(grace, deadline);
 }
 
 void HttpServer::stop() {

@@ -48,11 +48,9 @@ class HttpServer {
   // Stops accepting; from now on every answer says "Connection: close" and closes its connection
   // once written (answers to requests already read still go out first).
   void start_draining();
-  // Waits until every connection has closed: at most until `idle_deadline` while none is busy
-  // (a request body coming in, an answer owed), at most until `busy_deadline` while one is.
-  // False on timeout.
-  bool wait_until_closed(std::chrono::steady_clock::time_point idle_deadline,
-                         std::chrono::steady_clock::time_point busy_deadline);
+  // Waits until every connection has closed; false when it gives up: once none has been busy (a
+  // request body coming in, an answer owed) for `grace`, or at `deadline`.
+  bool wait_until_closed(std::chrono::milliseconds grace, std::chrono::steady_clock::time_point deadline);
   // Connections open now, and refused since start (above max_connections).
   size_t open_connections() const { return connections_.open(); }
   uint64_t refused_connections() const { return connections_.refused(); }
