@@ -129,13 +129,7 @@ const EmuKernels* avxvnni_kernels() {
   static const EmuKernels* kernels = []() -> const EmuKernels* {
     const EmuKernels* avx2 = avx2_kernels();
     if (avx2 == nullptr || !cpu_has_avxvnni()) return nullptr;
-    static EmuKernels k = *avx2;
-    k.id = "avx-vnni";
-    k.name = "AVX-VNNI";
-    k.pack = &pack_weights_quads;
-    k.packed_words = &packed_quad_words;
-    k.gemm_rows = kVnniRows;
-    k.gemm = &gemm_avxvnni;
+    static EmuKernels k = vnni::table_over_avx2(*avx2, "avx-vnni", "AVX-VNNI", &gemm_avxvnni);
     return &k;
   }();
   return kernels;

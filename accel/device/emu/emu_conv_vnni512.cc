@@ -243,13 +243,7 @@ const EmuKernels* vnni512_kernels() {
         !__builtin_cpu_supports("avx512vl") || !__builtin_cpu_supports("avx512vnni")) {
       return nullptr;
     }
-    static EmuKernels k = *avx2;
-    k.id = "avx512-vnni";
-    k.name = "AVX-512 VNNI";
-    k.pack = &pack_weights_quads;
-    k.packed_words = &packed_quad_words;
-    k.gemm_rows = kVnniRows;
-    k.gemm = &gemm_vnni512;
+    static EmuKernels k = vnni::table_over_avx2(*avx2, "avx512-vnni", "AVX-512 VNNI", &gemm_vnni512);
     k.mac_taps = &mac_taps_avx512;
     k.requantize_row = &requantize_row_avx512;
     return &k;

@@ -12,7 +12,23 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "accel/device/emu/emu_kernels.h"
+
 namespace tessera::emu::vnni {
+
+// A VNNI path's table: the AVX2 one (its direct conv, pool and add loops) with quad-packed
+// weights (pack_weights_quads) and the path's `gemm`.
+inline EmuKernels table_over_avx2(const EmuKernels& avx2, const char* id, const char* name,
+                                  void (*gemm)(const GemmArgs&)) {
+  EmuKernels k = avx2;
+  k.id = id;
+  k.name = name;
+  k.pack = &pack_weights_quads;
+  k.packed_words = &packed_quad_words;
+  k.gemm_rows = kVnniRows;
+  k.gemm = gemm;
+  return k;
+}
 
 // Writes panel[((q * vecs + v) * 16 + j) * 4 + b] = x[4q + b][16v + j] ^ 0x80 for quads q <
 // (k + 3) / 4, v < vecs, j < 16, b < 4; rows past k read as zero (their weights are zero). col
