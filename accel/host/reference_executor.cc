@@ -1,17 +1,21 @@
 // The float32 reference executor: validates, infers shapes once, then walks the nodes in order,
-// freeing each activation after its last use. A batch-separable graph with N > 1 runs as two
+// freeing each activation after its last use. A Relu or Clip that is the only reader of a Conv's
+// or an Add's result runs inside that op (oneDNN's post-op, or on the result while it is in cache)
+// instead of as its own pass over memory. A batch-separable graph with N > 1 runs as two
 // half batches on two threads when the host's thread budget has one to spare (host_threads.h).
 #include "accel/host/reference_executor.h"
 
 #include <algorithm>
 #include <exception>
 #include <new>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "accel/graph/op_shapes.h"
 #include "accel/host/host_threads.h"
+#include "accel/host/model_cache.h"
 #include "accel/host/reference_batch_split.h"
 #include "accel/host/reference_ops.h"
 
@@ -20,20 +24,56 @@ namespace {
 
 using TensorMap = std::map<std::string, Tensor>;
 
+// An activation node run inside the node before it.
+struct Fused {
+  size_t node;  // the Relu or Clip node, which is skipped
+  Activation activation;
+};
+
 // Facts about the graph computed once per run.
 struct RunPlan {
   std::map<std::string, size_t> last_use;  // activation -> index of the last node reading it
   std::set<std::string> graph_outputs;
+  std::map<size_t, Fused> fused;  // Conv or Add node -> the activation it runs
+  std::set<size_t> skipped;       // nodes run inside another
+  ModelCache* cache = nullptr;    // the caller's per-model cache, or none
 };
 
-RunPlan make_plan(const Graph& graph) {
+// The activation `node` is, when it can run inside the op producing its input.
+std::optional<Activation> as_activation(const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1) return std::nullopt;
+  if (node.op == OpKind::kRelu) return Activation{Activation::Kind::kRelu};
+  if (node.op == OpKind::kClip) {
+    const ClipAttrs clip = node_attrs<ClipAttrs>(node);
+    return Activation{Activation::Kind::kClip, clip.min, clip.max};
+  }
+  return std::nullopt;
+}
+
+RunPlan make_plan(const Graph& graph, ModelCache* cache) {
   RunPlan plan;
+  plan.cache = cache;
+  std::map<std::string, std::vector<size_t>> readers;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     for (const std::string& name : graph.nodes[i].inputs) {
-      if (!name.empty()) plan.last_use[name] = i;
+      if (name.empty()) continue;
+      plan.last_use[name] = i;
+      readers[name].push_back(i);
     }
   }
   for (const ValueInfo& out : graph.outputs) plan.graph_outputs.insert(out.name);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    if ((node.op != OpKind::kConv && node.op != OpKind::kAdd) || node.outputs.size() != 1) continue;
+    const std::string& out = node.outputs[0];
+    const auto it = readers.find(out);
+    if (plan.graph_outputs.count(out) != 0 || it == readers.end() || it->second.size() != 1) continue;
+    const size_t reader = it->second.front();
+    if (const auto act = as_activation(graph.nodes[reader])) {
+      plan.fused[i] = Fused{reader, *act};
+      plan.skipped.insert(reader);
+    }
+  }
   return plan;
 }
 
@@ -86,8 +126,11 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
                       std::count(node.inputs.begin(), node.inputs.end(), name) == 1;
     return acts.take(name, last);
   };
+  const auto fused = plan.fused.find(index);
+  const Activation activation = fused == plan.fused.end() ? Activation{} : fused->second.activation;
   switch (node.op) {
-    case OpKind::kConv: return conv2d(*ops[0], *ops[1], opt(2), std::get<ConvAttrs>(node.attrs));
+    case OpKind::kConv:
+      return conv2d(*ops[0], *ops[1], opt(2), std::get<ConvAttrs>(node.attrs), ConvOptions{activation, plan.cache});
     case OpKind::kRelu: return relu(take0());
     case OpKind::kClip: return clip(take0(), node_attrs<ClipAttrs>(node));
     case OpKind::kIdentity: return identity(take0());
@@ -96,7 +139,7 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
     case OpKind::kGlobalAveragePool: return global_average_pool(*ops[0]);
     case OpKind::kGemm: return gemm(*ops[0], *ops[1], opt(2), node_attrs<GemmAttrs>(node));
     case OpKind::kMatMul: return matmul(*ops[0], *ops[1]);
-    case OpKind::kAdd: return add(*ops[0], *ops[1]);
+    case OpKind::kAdd: return add(*ops[0], *ops[1], activation);
     case OpKind::kMul: return mul(*ops[0], *ops[1]);
     case OpKind::kConcat: return concat(ops, node_axis(node));
     case OpKind::kFlatten: return flatten(take0(), node_axis(node));
@@ -122,10 +165,13 @@ Result<TensorMap> run_nodes(const Graph& graph, const RunPlan& plan, const std::
                             const std::map<std::string, Shape>* full_shapes) {
   Activations acts(graph, inputs);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (plan.skipped.count(i) != 0) continue;  // ran inside the node before it, which wrote its output
     const Node& node = graph.nodes[i];
     auto out = run_node(node, i, acts, plan, full_shapes);
     if (!out) return Status(out.status().code(), node_label(node, i) + ": " + out.status().message());
-    const std::string& out_name = node.outputs[0];
+    const auto fused = plan.fused.find(i);
+    const std::string& out_name =
+        fused == plan.fused.end() ? node.outputs[0] : graph.nodes[fused->second.node].outputs[0];
     acts.put(out_name, std::move(out).value());
     for (const std::string& name : node.inputs) {
       if (!name.empty() && plan.last_use.at(name) == i && plan.graph_outputs.count(name) == 0) {
@@ -217,12 +263,13 @@ Result<TensorMap> run_split(const Graph& graph, const RunPlan& plan, const std::
 
 }  // namespace
 
-Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
+Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                                                    ModelCache* cache) {
   try {
     TESSERA_RETURN_IF_ERROR(validate_graph(graph));
     TESSERA_ASSIGN_OR_RETURN(const auto input_shapes, check_inputs(graph, inputs));
     TESSERA_ASSIGN_OR_RETURN(const auto shapes, infer_shapes_from(graph, input_shapes));
-    const RunPlan plan = make_plan(graph);
+    const RunPlan plan = make_plan(graph, cache);
     const int64_t batch = common_batch(graph, shapes);
     if (batch > 1 && batch_separable(graph, shapes, batch)) {
       // The second half's thread comes out of the host's budget: a batch running beside others

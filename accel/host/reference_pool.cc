@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "accel/graph/op_shapes.h"
+#include "accel/host/host_threads.h"
 #include "accel/host/reference_ops.h"
 
 namespace tessera::host {
@@ -24,12 +25,17 @@ Window window(int64_t out_index, int64_t in, int kernel, int stride, int pad_beg
 
 enum class PoolKind { kMax, kAverage };
 
+// Window reads of a pooling layer above which its planes are split across the host's threads.
+constexpr int64_t kSplitReads = int64_t{1} << 20;
+
 Result<Tensor> pool2d(const Tensor& x, const PoolAttrs& attrs, PoolKind kind) {
   TESSERA_ASSIGN_OR_RETURN(Shape out_shape, pool_output_shape(x.shape, attrs));
   const int64_t planes = x.dim(0) * x.dim(1), h = x.dim(2), w = x.dim(3);
   const int64_t oh_n = out_shape[2], ow_n = out_shape[3];
   Tensor y(out_shape);
-  for (int64_t p = 0; p < planes; ++p) {
+  const int64_t plane_reads = oh_n * ow_n * attrs.kernel[0] * attrs.kernel[1];
+  parallel_for(planes, plane_reads, kSplitReads, [&](int64_t first, int64_t last) {
+  for (int64_t p = first; p < last; ++p) {
     const float* xp = x.ptr() + p * h * w;
     float* yp = y.ptr() + p * oh_n * ow_n;
     for (int64_t oh = 0; oh < oh_n; ++oh) {
@@ -58,6 +64,7 @@ Result<Tensor> pool2d(const Tensor& x, const PoolAttrs& attrs, PoolKind kind) {
       }
     }
   }
+  });
   return y;
 }
 
