@@ -118,6 +118,14 @@ Result<Tensor> conv2d_portable(const Tensor& x, const Tensor& w, const Tensor* b
   return y;
 }
 
+bool conv2d_prefers_nhwc() {
+#if TESSERA_HAVE_ONEDNN
+  return onednn_conv_enabled();
+#else
+  return false;
+#endif
+}
+
 Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs,
                       const ConvOptions& options) {
 #if TESSERA_HAVE_ONEDNN
@@ -129,7 +137,15 @@ Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, cons
     return onednn_conv2d(x, w, bias, attrs, out_shape, threads, options);
   }
 #endif
-  return conv2d_portable(x, w, bias, attrs, options.activation);
+  // The portable conv is NCHW: NHWC in or out costs a copy.
+  if (options.src_nhwc && x.rank() == 4) {
+    ConvOptions nchw = options;
+    nchw.src_nhwc = false;
+    return conv2d(nhwc_to_nchw(x), w, bias, attrs, nchw);
+  }
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, conv2d_portable(x, w, bias, attrs, options.activation));
+  if (options.dst_nhwc) return nchw_to_nhwc(y);
+  return y;
 }
 
 }  // namespace tessera::host

@@ -30,7 +30,15 @@ struct ConvOptions {
   Activation activation;
   // Where oneDNN's reordered weights are kept for the model's life (null: reordered per call).
   ModelCache* cache = nullptr;
+  // x's data, or the result's, in NHWC order (the shapes stay N,C,H,W): oneDNN's convs work in
+  // NHWC, so a chain of them needs no layout copies between convs (see conv2d_prefers_nhwc).
+  bool src_nhwc = false;
+  bool dst_nhwc = false;
 };
+
+// Whether conv2d runs in NHWC without copies (oneDNN's path); the portable conv is NCHW and
+// converts when asked for NHWC.
+bool conv2d_prefers_nhwc();
 
 // 2-D convolution: x [N,C,H,W], w [M,C/group,kH,kW], optional bias [M] (nullptr for none).
 Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs,
@@ -39,6 +47,16 @@ Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, cons
 // twin the tests hold oneDNN's conv to, within float rounding.
 Result<Tensor> conv2d_portable(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs,
                                const Activation& activation = {});
+
+// ---- NHWC forms: 4-D tensors whose shape is N,C,H,W and whose data is in N,H,W,C order ----
+Tensor nhwc_to_nchw(const Tensor& x);
+Tensor nchw_to_nhwc(const Tensor& x);
+// max_pool2d of an NHWC tensor, NHWC out.
+Result<Tensor> max_pool2d_nhwc(const Tensor& x, const PoolAttrs& attrs);
+// global_average_pool of an NHWC tensor (the [N,C,1,1] result is the same in either order).
+Result<Tensor> global_average_pool_nhwc(const Tensor& x);
+// Concatenation of NHWC tensors along the channels, NHWC out.
+Result<Tensor> concat_channels_nhwc(const std::vector<const Tensor*>& inputs);
 
 Result<Tensor> relu(Tensor x);
 Result<Tensor> clip(Tensor x, const ClipAttrs& attrs);

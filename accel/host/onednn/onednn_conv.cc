@@ -46,6 +46,12 @@ dnnl::memory::desc channel_slice(const Shape& shape, int64_t cs) {
   return {{shape[0], cs, shape[2], shape[3]}, dt::f32, dims{shape[1] * plane, plane, shape[3], 1}};
 }
 
+// The same in NHWC order (strides N: H*W*C, C: 1, H: W*C, W: C).
+dnnl::memory::desc channel_slice_nhwc(const Shape& shape, int64_t cs) {
+  const int64_t c = shape[1];
+  return {{shape[0], cs, shape[2], shape[3]}, dt::f32, dims{shape[2] * shape[3] * c, 1, shape[3] * c, c}};
+}
+
 // A reorder primitive and the working memory it wants (often none).
 struct Reorder {
   dnnl::reorder prim;
@@ -80,7 +86,8 @@ dnnl::post_ops activation_post_ops(const Activation& act) {
 }
 
 std::shared_ptr<const PartPrimitives> make_part(const Shape& x, const Shape& w, const Shape& y, bool has_bias,
-                                                const ConvAttrs& attrs, const Activation& act, const ConvPart& part) {
+                                                const ConvAttrs& attrs, const ConvOptions& options,
+                                                const ConvPart& part) {
   const int64_t kh = w[2], kw = w[3];
   const dims wei_dims =
       part.groups == 1 ? dims{part.ocs, w[1], kh, kw} : dims{part.groups, part.ocs / part.groups, w[1], kh, kw};
@@ -88,27 +95,48 @@ std::shared_ptr<const PartPrimitives> make_part(const Shape& x, const Shape& w, 
   // oneDNN counts dilation from 0 (none), ONNX from 1.
   const dims dilation{attrs.dilation[0] - 1, attrs.dilation[1] - 1};
   const dims pad_l{attrs.pads[0], attrs.pads[1]}, pad_r{attrs.pads[2], attrs.pads[3]};
-  const dnnl::memory::desc src_md({x[0], part.src_cs, x[2], x[3]}, dt::f32, tag::any);
+  const dnnl::memory::desc src_user =
+      options.src_nhwc ? channel_slice_nhwc(x, part.src_cs) : channel_slice(x, part.src_cs);
+  const dnnl::memory::desc dst_user =
+      options.dst_nhwc ? channel_slice_nhwc(y, part.ocs) : channel_slice(y, part.ocs);
+  const dnnl::memory::desc src_any({x[0], part.src_cs, x[2], x[3]}, dt::f32, tag::any);
   const dnnl::memory::desc wei_md(wei_dims, dt::f32, tag::any);
   const dnnl::memory::desc bias_md({part.ocs}, dt::f32, tag::x);
-  const dnnl::memory::desc dst_md({y[0], part.ocs, y[2], y[3]}, dt::f32, tag::any);
+  const dnnl::memory::desc dst_any({y[0], part.ocs, y[2], y[3]}, dt::f32, tag::any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto algo = dnnl::algorithm::convolution_direct;
   // The scratchpad is the caller's (run_part's thread-local buffer): a cached primitive runs on
   // several threads at once, and oneDNN's own scratchpad belongs to the thread that made it.
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  attr.set_post_ops(activation_post_ops(act));
-  const dnnl::convolution_forward::primitive_desc pd =
-      has_bias ? dnnl::convolution_forward::primitive_desc(
-                     {prop, algo, src_md, wei_md, bias_md, dst_md, strides, dilation, pad_l, pad_r}, attr, cpu_engine())
-               : dnnl::convolution_forward::primitive_desc(
-                     {prop, algo, src_md, wei_md, dst_md, strides, dilation, pad_l, pad_r}, attr, cpu_engine());
+  attr.set_post_ops(activation_post_ops(options.activation));
+  auto make_pd = [&](const dnnl::memory::desc& src_md, const dnnl::memory::desc& dst_md) {
+    return has_bias ? dnnl::convolution_forward::primitive_desc(
+                          {prop, algo, src_md, wei_md, bias_md, dst_md, strides, dilation, pad_l, pad_r}, attr,
+                          cpu_engine())
+                    : dnnl::convolution_forward::primitive_desc(
+                          {prop, algo, src_md, wei_md, dst_md, strides, dilation, pad_l, pad_r}, attr, cpu_engine());
+  };
+  // NHWC activations are oneDNN's own layout for these convs: the conv reads and writes the
+  // caller's tensors in place (a part's channel slice included) when an optimised implementation
+  // takes them as they are; else (a reference or GEMM one) its preferred layouts and reorders.
+  std::optional<dnnl::convolution_forward::primitive_desc> chosen;
+  if (options.src_nhwc || options.dst_nhwc) {
+    try {
+      auto direct = make_pd(options.src_nhwc ? src_user : src_any, options.dst_nhwc ? dst_user : dst_any);
+      const std::string impl = direct.impl_info_str();
+      if (impl.find("brg") != std::string::npos || impl.find("jit") != std::string::npos) chosen = direct;
+    } catch (const dnnl::error&) {
+      // no implementation takes these layouts as given
+    }
+  }
+  if (!chosen) chosen = make_pd(src_any, dst_any);
+  const dnnl::convolution_forward::primitive_desc& pd = *chosen;
   auto p = std::make_shared<PartPrimitives>();
   p->conv = dnnl::convolution_forward(pd);
-  p->src_user = channel_slice(x, part.src_cs);
+  p->src_user = src_user;
   p->wei_user = dnnl::memory::desc(wei_dims, dt::f32, part.groups == 1 ? tag::oihw : tag::goihw);
-  p->dst_user = channel_slice(y, part.ocs);
+  p->dst_user = dst_user;
   p->bias = bias_md;
   p->src = pd.src_desc();
   p->wei = pd.weights_desc();
@@ -128,11 +156,13 @@ int64_t float_bits(float f) {
 
 // What a part's primitives depend on: the shapes, attributes, activation and part size.
 std::vector<int64_t> part_key(const Shape& x, const Shape& w, const Shape& y, bool has_bias, const ConvAttrs& attrs,
-                              const Activation& act, const ConvPart& part) {
+                              const ConvOptions& options, const ConvPart& part) {
+  const Activation& act = options.activation;
   std::vector<int64_t> key{x[0],        x[1],        x[2],        x[3],        w[0],     w[1],
                            w[2],        w[3],        y[2],        y[3],        has_bias ? 1 : 0,
                            attrs.group, part.src_cs, part.groups, part.ocs,    static_cast<int64_t>(act.kind),
-                           float_bits(act.min),      float_bits(act.max)};
+                           float_bits(act.min),      float_bits(act.max),      options.src_nhwc ? 1 : 0,
+                           options.dst_nhwc ? 1 : 0};
   for (int v : attrs.stride) key.push_back(v);
   for (int v : attrs.dilation) key.push_back(v);
   for (int v : attrs.pads) key.push_back(v);
@@ -143,7 +173,7 @@ std::vector<int64_t> part_key(const Shape& x, const Shape& w, const Shape& y, bo
 // data: the weights are read on every call, or come from the model's cache).
 std::shared_ptr<const PartPrimitives> part_primitives(const std::vector<int64_t>& key, const Shape& x, const Shape& w,
                                                       const Shape& y, bool has_bias, const ConvAttrs& attrs,
-                                                      const Activation& act, const ConvPart& part) {
+                                                      const ConvOptions& options, const ConvPart& part) {
   // Distinct layer shapes of the loaded models x parts x batch sizes stay far below this.
   constexpr size_t kMaxEntries = 4096;
   static std::mutex mutex;
@@ -152,7 +182,7 @@ std::shared_ptr<const PartPrimitives> part_primitives(const std::vector<int64_t>
     const std::lock_guard lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  auto made = make_part(x, w, y, has_bias, attrs, act, part);
+  auto made = make_part(x, w, y, has_bias, attrs, options, part);
   const std::lock_guard lock(mutex);
   if (cache.size() >= kMaxEntries) cache.clear();
   return cache.emplace(key, std::move(made)).first->second;
@@ -217,16 +247,17 @@ void run_part(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAt
               Tensor& y, const ConvPart& part) {
   omp_set_num_threads(1);
   thread_local PartScratch scratch;
-  const std::vector<int64_t> key =
-      part_key(x.shape, w.shape, y.shape, bias != nullptr, attrs, options.activation, part);
-  const auto p = part_primitives(key, x.shape, w.shape, y.shape, bias != nullptr, attrs, options.activation, part);
+  const std::vector<int64_t> key = part_key(x.shape, w.shape, y.shape, bias != nullptr, attrs, options, part);
+  const auto p = part_primitives(key, x.shape, w.shape, y.shape, bias != nullptr, attrs, options, part);
   dnnl::stream stream(cpu_engine());
   const int64_t x_plane = x.dim(2) * x.dim(3), y_plane = y.dim(2) * y.dim(3);
   // oneDNN's memory objects take non-const handles; the inputs are only read.
-  dnnl::memory src_user(p->src_user, cpu_engine(), const_cast<float*>(x.ptr() + part.src_c0 * x_plane));
+  const int64_t src_offset = options.src_nhwc ? part.src_c0 : part.src_c0 * x_plane;
+  const int64_t dst_offset = options.dst_nhwc ? part.oc0 : part.oc0 * y_plane;
+  dnnl::memory src_user(p->src_user, cpu_engine(), const_cast<float*>(x.ptr() + src_offset));
   dnnl::memory wei_user(p->wei_user, cpu_engine(),
                         const_cast<float*>(w.ptr() + part.oc0 * w.dim(1) * w.dim(2) * w.dim(3)));
-  dnnl::memory dst_user(p->dst_user, cpu_engine(), y.ptr() + part.oc0 * y_plane);
+  dnnl::memory dst_user(p->dst_user, cpu_engine(), y.ptr() + dst_offset);
   dnnl::memory dst = p->dst_out ? dnnl::memory(p->dst, cpu_engine(), scratch.dst.get(p->dst.get_size())) : dst_user;
   // The weights in oneDNN's layout: reordered once per model and part when the caller keeps a
   // cache for the model, else on every call.
