@@ -188,5 +188,58 @@ TEST(FusedHostOps, ExecutorFusesOnlyWhereTheActivationIsTheSoleReader) {
   }
 }
 
+TEST(FusedHostOps, NhwcFormsMatchTheNchwOnes) {
+  std::mt19937 rng(15);
+  const Tensor x = random_tensor({2, 20, 9, 11}, rng);
+  EXPECT_EQ(nhwc_to_nchw(nchw_to_nhwc(x)).data, x.data);
+  const Tensor xh = nchw_to_nhwc(x);
+  EXPECT_EQ(xh.data[static_cast<size_t>(((1 * 9 + 4) * 11 + 7) * 20 + 13)],
+            x.data[static_cast<size_t>(((1 * 20 + 13) * 9 + 4) * 11 + 7)]);
+  for (const PoolAttrs& a : {pool(3, 1, 1), pool(3, 2, 0, true), pool(2, 2, 0)}) {
+    EXPECT_EQ(nhwc_to_nchw(*max_pool2d_nhwc(xh, a)).data, max_pool2d(x, a)->data);
+  }
+  EXPECT_EQ(global_average_pool_nhwc(xh)->data, global_average_pool(x)->data);
+  const Tensor y = random_tensor({2, 12, 9, 11}, rng);
+  const Tensor yh = nchw_to_nhwc(y);
+  EXPECT_EQ(nhwc_to_nchw(*concat_channels_nhwc({&xh, &yh, &xh})).data, concat({&x, &y, &x}, 1)->data);
+}
+
+// conv -> maxpool -> two conv branches -> concat -> (a Mul, which has no NHWC form, on one branch)
+// -> add -> global pool -> flatten -> gemm: the NHWC path against the NCHW ops chained by hand.
+TEST(FusedHostOps, ExecutorKeepsNhwcBetweenConvsAndCopiesOnlyWhereNeeded) {
+  std::mt19937 rng(16);
+  Graph g;
+  g.inputs = {{"image", {-1, 3, 16, 16}}};
+  g.outputs = {{"logits", {-1, 5}}, {"pooled", {-1, 16, 8, 8}}};
+  g.constants["stem.w"] = random_tensor({16, 3, 3, 3}, rng);
+  g.constants["l.w"] = random_tensor({8, 16, 1, 1}, rng);
+  g.constants["r.w"] = random_tensor({8, 16, 3, 3}, rng);
+  g.constants["scale"] = random_tensor({1, 16, 1, 1}, rng);
+  g.constants["fc.w"] = random_tensor({5, 16}, rng);
+  ConvAttrs one;
+  g.nodes = {node("stem", OpKind::kConv, {"image", "stem.w"}, "stem", conv3x3(1)),
+             node("stem_relu", OpKind::kRelu, {"stem"}, "sr"),
+             node("pool", OpKind::kMaxPool, {"sr"}, "pooled", pool(2, 2, 0)),
+             node("l", OpKind::kConv, {"pooled", "l.w"}, "l", one),
+             node("r", OpKind::kConv, {"pooled", "r.w"}, "r", conv3x3(1)),
+             node("cat", OpKind::kConcat, {"l", "r"}, "cat", AxisAttrs{1}),
+             node("scaled", OpKind::kMul, {"cat", "scale"}, "scaled"),
+             node("sum", OpKind::kAdd, {"scaled", "pooled"}, "sum"),
+             node("gap", OpKind::kGlobalAveragePool, {"sum"}, "gap"),
+             node("flat", OpKind::kFlatten, {"gap"}, "flat", AxisAttrs{1}),
+             node("fc", OpKind::kGemm, {"flat", "fc.w"}, "logits", GemmAttrs{1, 1, false, true})};
+  const Tensor image = random_tensor({2, 3, 16, 16}, rng);
+  auto k = [&](const char* name) -> const Tensor& { return *g.constant(name); };
+  const Tensor pooled =
+      *max_pool2d(*relu(*conv2d(image, k("stem.w"), nullptr, conv3x3(1))), pool(2, 2, 0));
+  const Tensor l = *conv2d(pooled, k("l.w"), nullptr, one), r = *conv2d(pooled, k("r.w"), nullptr, conv3x3(1));
+  const Tensor sum = *add(*mul(*concat({&l, &r}, 1), k("scale")), pooled);
+  const Tensor logits = *gemm(*flatten(*global_average_pool(sum), 1), k("fc.w"), nullptr, GemmAttrs{1, 1, false, true});
+  auto got = run_reference(g, {{"image", image}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  expect_same(got->at("logits"), logits, 1e-4f);
+  expect_same(got->at("pooled"), pooled, 1e-4f);
+}
+
 }  // namespace
 }  // namespace tessera::host
