@@ -99,7 +99,8 @@ Result<Tensor> clip(Tensor x, const ClipAttrs& attrs) {
 Result<Tensor> identity(Tensor x) { return x; }
 
 Result<Tensor> add(const Tensor& a, const Tensor& b, const Activation& activation) {
-  return broadcast_binary(a, b, [](float u, float v) { return u + v; }, activation);
+  return broadcast_binary(
+      a, b, [](float u, float v) { return u + v; }, activation);
 }
 
 Result<Tensor> mul(const Tensor& a, const Tensor& b) {

@@ -65,7 +65,8 @@ void max_pool_plane(const float* xp, int64_t w, const std::vector<Window>& rows,
       std::fill(column.begin(), column.end(), -std::numeric_limits<float>::infinity());
       for (int64_t ih = r.begin; ih < r.end; ++ih) {
         const float* row = xp + ih * w;
-        for (int64_t iw = 0; iw < w; ++iw) column[static_cast<size_t>(iw)] = max_nan(row[iw], column[static_cast<size_t>(iw)]);
+        float* col = column.data();
+        for (int64_t iw = 0; iw < w; ++iw) col[iw] = max_nan(row[iw], col[iw]);
       }
     }
     auto edge = [&](int64_t ow) {

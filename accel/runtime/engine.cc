@@ -154,7 +154,8 @@ Result<Inference> Engine::infer(const Tensor& batch) const {
   TESSERA_RETURN_IF_ERROR(check_batch(batch));
   if (!int8_.empty()) return infer_on_instances(batch);
   const auto start = std::chrono::steady_clock::now();
-  TESSERA_ASSIGN_OR_RETURN(auto outputs, host::run_reference(graph_, {{graph_.inputs[0].name, batch}}, host_cache_.get()));
+  TESSERA_ASSIGN_OR_RETURN(auto outputs,
+                           host::run_reference(graph_, {{graph_.inputs[0].name, batch}}, host_cache_.get()));
   Inference result;
   result.host_us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());

@@ -97,8 +97,7 @@ std::shared_ptr<const PartPrimitives> make_part(const Shape& x, const Shape& w, 
   const dims pad_l{attrs.pads[0], attrs.pads[1]}, pad_r{attrs.pads[2], attrs.pads[3]};
   const dnnl::memory::desc src_user =
       options.src_nhwc ? channel_slice_nhwc(x, part.src_cs) : channel_slice(x, part.src_cs);
-  const dnnl::memory::desc dst_user =
-      options.dst_nhwc ? channel_slice_nhwc(y, part.ocs) : channel_slice(y, part.ocs);
+  const dnnl::memory::desc dst_user = options.dst_nhwc ? channel_slice_nhwc(y, part.ocs) : channel_slice(y, part.ocs);
   const dnnl::memory::desc src_any({x[0], part.src_cs, x[2], x[3]}, dt::f32, tag::any);
   const dnnl::memory::desc wei_md(wei_dims, dt::f32, tag::any);
   const dnnl::memory::desc bias_md({part.ocs}, dt::f32, tag::x);
@@ -111,11 +110,11 @@ std::shared_ptr<const PartPrimitives> make_part(const Shape& x, const Shape& w, 
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   attr.set_post_ops(activation_post_ops(options.activation));
   auto make_pd = [&](const dnnl::memory::desc& src_md, const dnnl::memory::desc& dst_md) {
-    return has_bias ? dnnl::convolution_forward::primitive_desc(
-                          {prop, algo, src_md, wei_md, bias_md, dst_md, strides, dilation, pad_l, pad_r}, attr,
-                          cpu_engine())
-                    : dnnl::convolution_forward::primitive_desc(
-                          {prop, algo, src_md, wei_md, dst_md, strides, dilation, pad_l, pad_r}, attr, cpu_engine());
+    return has_bias
+               ? dnnl::convolution_forward::primitive_desc(
+                     {prop, algo, src_md, wei_md, bias_md, dst_md, strides, dilation, pad_l, pad_r}, attr, cpu_engine())
+               : dnnl::convolution_forward::primitive_desc(
+                     {prop, algo, src_md, wei_md, dst_md, strides, dilation, pad_l, pad_r}, attr, cpu_engine());
   };
   // NHWC activations are oneDNN's own layout for these convs: the conv reads and writes the
   // caller's tensors in place (a part's channel slice included) when an optimised implementation
@@ -158,10 +157,25 @@ int64_t float_bits(float f) {
 std::vector<int64_t> part_key(const Shape& x, const Shape& w, const Shape& y, bool has_bias, const ConvAttrs& attrs,
                               const ConvOptions& options, const ConvPart& part) {
   const Activation& act = options.activation;
-  std::vector<int64_t> key{x[0],        x[1],        x[2],        x[3],        w[0],     w[1],
-                           w[2],        w[3],        y[2],        y[3],        has_bias ? 1 : 0,
-                           attrs.group, part.src_cs, part.groups, part.ocs,    static_cast<int64_t>(act.kind),
-                           float_bits(act.min),      float_bits(act.max),      options.src_nhwc ? 1 : 0,
+  std::vector<int64_t> key{x[0],
+                           x[1],
+                           x[2],
+                           x[3],
+                           w[0],
+                           w[1],
+                           w[2],
+                           w[3],
+                           y[2],
+                           y[3],
+                           has_bias ? 1 : 0,
+                           attrs.group,
+                           part.src_cs,
+                           part.groups,
+                           part.ocs,
+                           static_cast<int64_t>(act.kind),
+                           float_bits(act.min),
+                           float_bits(act.max),
+                           options.src_nhwc ? 1 : 0,
                            options.dst_nhwc ? 1 : 0};
   for (int v : attrs.stride) key.push_back(v);
   for (int v : attrs.dilation) key.push_back(v);
@@ -273,9 +287,8 @@ void run_part(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAt
       return buffer;
     });
   }
-  dnnl::memory wei =
-      cached ? dnnl::memory(p->wei, cpu_engine(), const_cast<void*>(cached.get()))
-             : converted(wei_user, p->wei_in, p->wei, scratch.wei, scratch.reorder, stream);
+  dnnl::memory wei = cached ? dnnl::memory(p->wei, cpu_engine(), const_cast<void*>(cached.get()))
+                            : converted(wei_user, p->wei_in, p->wei, scratch.wei, scratch.reorder, stream);
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, converted(src_user, p->src_in, p->src, scratch.src, scratch.reorder, stream)},
       {DNNL_ARG_WEIGHTS, wei},

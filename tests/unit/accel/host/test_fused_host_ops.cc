@@ -58,8 +58,8 @@ TEST(FusedHostOps, MaxPoolMatchesTheNaiveWindowsNaNIncluded) {
   wide.kernel = {2, 3};
   wide.pads = {0, 1, 1, 0};
   const std::vector<Case> cases = {
-      {{1, 3, 9, 9}, pool(3, 1, 1)},          {{2, 4, 10, 7}, pool(3, 2, 0, true)}, {{1, 2, 8, 8}, pool(2, 2, 0)},
-      {{1, 2, 7, 11}, pool(3, 2, 1)},         {{1, 1, 5, 5}, pool(1, 1, 0)},        {{1, 2, 6, 9}, wide},
+      {{1, 3, 9, 9}, pool(3, 1, 1)},         {{2, 4, 10, 7}, pool(3, 2, 0, true)}, {{1, 2, 8, 8}, pool(2, 2, 0)},
+      {{1, 2, 7, 11}, pool(3, 2, 1)},        {{1, 1, 5, 5}, pool(1, 1, 0)},        {{1, 2, 6, 9}, wide},
       {{1, 128, 56, 56}, pool(3, 1, 1)},  // big enough to be split across threads
       {{1, 3, 13, 13}, pool(3, 2, 0, true)},
   };
@@ -230,8 +230,7 @@ TEST(FusedHostOps, ExecutorKeepsNhwcBetweenConvsAndCopiesOnlyWhereNeeded) {
              node("fc", OpKind::kGemm, {"flat", "fc.w"}, "logits", GemmAttrs{1, 1, false, true})};
   const Tensor image = random_tensor({2, 3, 16, 16}, rng);
   auto k = [&](const char* name) -> const Tensor& { return *g.constant(name); };
-  const Tensor pooled =
-      *max_pool2d(*relu(*conv2d(image, k("stem.w"), nullptr, conv3x3(1))), pool(2, 2, 0));
+  const Tensor pooled = *max_pool2d(*relu(*conv2d(image, k("stem.w"), nullptr, conv3x3(1))), pool(2, 2, 0));
   const Tensor l = *conv2d(pooled, k("l.w"), nullptr, one), r = *conv2d(pooled, k("r.w"), nullptr, conv3x3(1));
   const Tensor sum = *add(*mul(*concat({&l, &r}, 1), k("scale")), pooled);
   const Tensor logits = *gemm(*flatten(*global_average_pool(sum), 1), k("fc.w"), nullptr, GemmAttrs{1, 1, false, true});
