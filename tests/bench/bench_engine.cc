@@ -135,6 +135,23 @@ bool add_zoo_models(const std::filesystem::path& zoo, const std::string& names, 
   return true;
 }
 
+// The int8 pipeline against the sequential engine, batch 8, two callers; 1 when a model fails to load.
+int pipeline_table(const std::vector<BenchModel>& models, const std::shared_ptr<Device>& device, double seconds) {
+  std::printf("\nint8 pipeline (fabric stage || host stage), batch 8, 2 concurrent callers:\n");
+  std::printf("%-14s %14s %14s\n", "model", "sequential", "pipelined");
+  for (const BenchModel& m : models) {
+    auto sequential = load(m, Precision::kInt8, false, device);
+    auto pipelined = load(m, Precision::kInt8, true, device);
+    if (!sequential || !pipelined) return 1;
+    const Tensor batch = repeat(m.sample, 8);
+    const double s = throughput(*sequential, batch, 2, seconds);
+    const double p = throughput(*pipelined, batch, 2, seconds);
+    std::printf("%-14s %14.1f %14.1f\n", m.name.c_str(), s, p);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   std::filesystem::path zoo, bundled;
   std::string only, zoo_models = "squeezenet1_1,resnet18", precisions = "int8,fp32";
@@ -207,19 +224,7 @@ int run(int argc, char** argv) {
     }
   }
   if (precisions.find("int8") == std::string::npos) return 0;
-  std::printf("\nint8 pipeline (fabric stage || host stage), batch 8, 2 concurrent callers:\n");
-  std::printf("%-14s %14s %14s\n", "model", "sequential", "pipelined");
-  for (const BenchModel& m : models) {
-    auto sequential = load(m, Precision::kInt8, false, device);
-    auto pipelined = load(m, Precision::kInt8, true, device);
-    if (!sequential || !pipelined) return 1;
-    const Tensor batch = repeat(m.sample, 8);
-    const double s = throughput(*sequential, batch, 2, seconds);
-    const double p = throughput(*pipelined, batch, 2, seconds);
-    std::printf("%-14s %14.1f %14.1f\n", m.name.c_str(), s, p);
-    std::fflush(stdout);
-  }
-  return 0;
+  return pipeline_table(models, device, seconds);
 }
 
 }  // namespace
