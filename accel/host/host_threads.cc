@@ -79,4 +79,13 @@ void parallel_parts(const HostThreads& threads, int64_t n, int64_t grain,
   if (error) std::rethrow_exception(error);
 }
 
+void parallel_for(int64_t n, int64_t unit_cost, int64_t min_work, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 1 || n * std::max<int64_t>(unit_cost, 1) < min_work) {
+    if (n > 0) fn(0, n);
+    return;
+  }
+  const HostThreads threads(host_thread_limit());
+  parallel_parts(threads, n, 1, fn);
+}
+
 }  // namespace tessera::host

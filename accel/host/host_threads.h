@@ -39,4 +39,10 @@ class HostThreads {
 void parallel_parts(const HostThreads& threads, int64_t n, int64_t grain,
                     const std::function<void(int64_t, int64_t)>& fn);
 
+// parallel_parts over [0, n) with threads claimed from the budget when the work is worth a thread
+// start: `n` units of about `unit_cost` operations each, split when they total at least `min_work`
+// (operations; a thread start is tens of microseconds, so ~1M simple operations). Otherwise, or
+// when every helper is taken, fn(0, n) on the caller's thread.
+void parallel_for(int64_t n, int64_t unit_cost, int64_t min_work, const std::function<void(int64_t, int64_t)>& fn);
+
 }  // namespace tessera::host

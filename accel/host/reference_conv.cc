@@ -68,7 +68,8 @@ void im2col(const float* x, const ConvGeometry& g, float* col) {
 
 }  // namespace
 
-Result<Tensor> conv2d_portable(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs) {
+Result<Tensor> conv2d_portable(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs,
+                               const Activation& activation) {
   TESSERA_ASSIGN_OR_RETURN(Shape out_shape, conv_output_shape(x.shape, w.shape, bias ? &bias->shape : nullptr, attrs));
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
   const int64_t m = w.dim(0), group = attrs.group;
@@ -110,23 +111,41 @@ Result<Tensor> conv2d_portable(const Tensor& x, const Tensor& w, const Tensor* b
       const float* wg = w.ptr() + gi * mg * k;
       parallel_parts(threads, mg, 1, [&](int64_t begin, int64_t end) {
         sgemm_accumulate(end - begin, plane, k, wg + begin * k, k, cols, plane, yg + begin * plane, plane);
+        apply_activation(activation, yg + begin * plane, yg + end * plane);
       });
     }
   }
   return y;
 }
 
-Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs) {
+bool conv2d_prefers_nhwc() {
+#if TESSERA_HAVE_ONEDNN
+  return onednn_conv_enabled();
+#else
+  return false;
+#endif
+}
+
+Result<Tensor> conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs,
+                      const ConvOptions& options) {
 #if TESSERA_HAVE_ONEDNN
   if (onednn_conv_enabled()) {
     TESSERA_ASSIGN_OR_RETURN(Shape out_shape,
                              conv_output_shape(x.shape, w.shape, bias ? &bias->shape : nullptr, attrs));
     const int64_t macs = shape_elements(out_shape) * w.dim(1) * w.dim(2) * w.dim(3);
     const HostThreads threads(macs >= kOnednnSplitMacs ? host_thread_limit() : 1);
-    return onednn_conv2d(x, w, bias, attrs, out_shape, threads);
+    return onednn_conv2d(x, w, bias, attrs, out_shape, threads, options);
   }
 #endif
-  return conv2d_portable(x, w, bias, attrs);
+  // The portable conv is NCHW: NHWC in or out costs a copy.
+  if (options.src_nhwc && x.rank() == 4) {
+    ConvOptions nchw = options;
+    nchw.src_nhwc = false;
+    return conv2d(nhwc_to_nchw(x), w, bias, attrs, nchw);
+  }
+  TESSERA_ASSIGN_OR_RETURN(Tensor y, conv2d_portable(x, w, bias, attrs, options.activation));
+  if (options.dst_nhwc) return nchw_to_nhwc(y);
+  return y;
 }
 
 }  // namespace tessera::host

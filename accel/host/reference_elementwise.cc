@@ -1,11 +1,17 @@
 // Reference Relu, Clip, Identity, and the broadcasting binary ops Add and Mul.
 #include <algorithm>
+#include <utility>
 
 #include "accel/graph/op_shapes.h"
+#include "accel/host/host_threads.h"
 #include "accel/host/reference_ops.h"
 
 namespace tessera::host {
 namespace {
+
+// Elements of an elementwise pass above which it is split across the host's threads (a few
+// hundred microseconds of memory traffic against tens for a thread start).
+constexpr int64_t kSplitElements = int64_t{1} << 18;
 
 // Element strides of `s` seen through the output shape `out` (0 where `s` broadcasts).
 std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out) {
@@ -21,14 +27,17 @@ std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out) {
 
 // y = f(a, b) elementwise with numpy broadcasting; the innermost dim runs as a strided loop.
 template <class F>
-Result<Tensor> broadcast_binary(const Tensor& a, const Tensor& b, F f) {
+Result<Tensor> broadcast_binary(const Tensor& a, const Tensor& b, F f, const Activation& act = {}) {
   TESSERA_ASSIGN_OR_RETURN(Shape out_shape, broadcast_shape(a.shape, b.shape));
   Tensor y(out_shape);
   const float* ap = a.ptr();
   const float* bp = b.ptr();
   float* yp = y.ptr();
   if (a.shape == b.shape) {
-    for (int64_t i = 0; i < y.elements(); ++i) yp[i] = f(ap[i], bp[i]);
+    parallel_for(y.elements(), 1, kSplitElements, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) yp[i] = f(ap[i], bp[i]);
+      apply_activation(act, yp + begin, yp + end);
+    });
     return y;
   }
   if (out_shape.empty() || y.elements() == 0) {
@@ -52,25 +61,46 @@ Result<Tensor> broadcast_binary(const Tensor& a, const Tensor& b, F f) {
       index[d] = 0;
     }
   }
+  apply_activation(act, yp, yp + y.elements());
   return y;
 }
 
 }  // namespace
 
-Result<Tensor> relu(Tensor x) {
-  for (float& v : x.data) v = std::max(v, 0.0f);  // NaN stays NaN
+void apply_activation(const Activation& act, float* begin, float* end) {
+  switch (act.kind) {
+    case Activation::Kind::kNone: return;
+    case Activation::Kind::kRelu:
+      for (float* v = begin; v != end; ++v) *v = std::max(*v, 0.0f);  // NaN stays NaN
+      return;
+    case Activation::Kind::kClip:
+      for (float* v = begin; v != end; ++v) *v = std::min(std::max(*v, act.min), act.max);
+      return;
+  }
+}
+
+namespace {
+
+Tensor activate(Tensor x, const Activation& act) {
+  float* p = x.ptr();
+  parallel_for(x.elements(), 1, kSplitElements,
+               [&](int64_t begin, int64_t end) { apply_activation(act, p + begin, p + end); });
   return x;
 }
 
+}  // namespace
+
+Result<Tensor> relu(Tensor x) { return activate(std::move(x), {Activation::Kind::kRelu}); }
+
 Result<Tensor> clip(Tensor x, const ClipAttrs& attrs) {
-  for (float& v : x.data) v = std::min(std::max(v, attrs.min), attrs.max);
-  return x;
+  return activate(std::move(x), {Activation::Kind::kClip, attrs.min, attrs.max});
 }
 
 Result<Tensor> identity(Tensor x) { return x; }
 
-Result<Tensor> add(const Tensor& a, const Tensor& b) {
-  return broadcast_binary(a, b, [](float u, float v) { return u + v; });
+Result<Tensor> add(const Tensor& a, const Tensor& b, const Activation& activation) {
+  return broadcast_binary(
+      a, b, [](float u, float v) { return u + v; }, activation);
 }
 
 Result<Tensor> mul(const Tensor& a, const Tensor& b) {

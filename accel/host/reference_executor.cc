@@ -1,17 +1,21 @@
 // The float32 reference executor: validates, infers shapes once, then walks the nodes in order,
-// freeing each activation after its last use. A batch-separable graph with N > 1 runs as two
+// freeing each activation after its last use. A Relu or Clip that is the only reader of a Conv's
+// or an Add's result runs inside that op (oneDNN's post-op, or on the result while it is in cache)
+// instead of as its own pass over memory. A batch-separable graph with N > 1 runs as two
 // half batches on two threads when the host's thread budget has one to spare (host_threads.h).
 #include "accel/host/reference_executor.h"
 
 #include <algorithm>
 #include <exception>
 #include <new>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
 #include "accel/graph/op_shapes.h"
 #include "accel/host/host_threads.h"
+#include "accel/host/model_cache.h"
 #include "accel/host/reference_batch_split.h"
 #include "accel/host/reference_ops.h"
 
@@ -20,20 +24,56 @@ namespace {
 
 using TensorMap = std::map<std::string, Tensor>;
 
+// An activation node run inside the node before it.
+struct Fused {
+  size_t node;  // the Relu or Clip node, which is skipped
+  Activation activation;
+};
+
 // Facts about the graph computed once per run.
 struct RunPlan {
   std::map<std::string, size_t> last_use;  // activation -> index of the last node reading it
   std::set<std::string> graph_outputs;
+  std::map<size_t, Fused> fused;  // Conv or Add node -> the activation it runs
+  std::set<size_t> skipped;       // nodes run inside another
+  ModelCache* cache = nullptr;    // the caller's per-model cache, or none
 };
 
-RunPlan make_plan(const Graph& graph) {
+// The activation `node` is, when it can run inside the op producing its input.
+std::optional<Activation> as_activation(const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1) return std::nullopt;
+  if (node.op == OpKind::kRelu) return Activation{Activation::Kind::kRelu};
+  if (node.op == OpKind::kClip) {
+    const ClipAttrs clip = node_attrs<ClipAttrs>(node);
+    return Activation{Activation::Kind::kClip, clip.min, clip.max};
+  }
+  return std::nullopt;
+}
+
+RunPlan make_plan(const Graph& graph, ModelCache* cache) {
   RunPlan plan;
+  plan.cache = cache;
+  std::map<std::string, std::vector<size_t>> readers;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     for (const std::string& name : graph.nodes[i].inputs) {
-      if (!name.empty()) plan.last_use[name] = i;
+      if (name.empty()) continue;
+      plan.last_use[name] = i;
+      readers[name].push_back(i);
     }
   }
   for (const ValueInfo& out : graph.outputs) plan.graph_outputs.insert(out.name);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& node = graph.nodes[i];
+    if ((node.op != OpKind::kConv && node.op != OpKind::kAdd) || node.outputs.size() != 1) continue;
+    const std::string& out = node.outputs[0];
+    const auto it = readers.find(out);
+    if (plan.graph_outputs.count(out) != 0 || it == readers.end() || it->second.size() != 1) continue;
+    const size_t reader = it->second.front();
+    if (const auto act = as_activation(graph.nodes[reader])) {
+      plan.fused[i] = Fused{reader, *act};
+      plan.skipped.insert(reader);
+    }
+  }
   return plan;
 }
 
@@ -59,46 +99,116 @@ class Activations {
     return *find(name);
   }
 
-  void put(const std::string& name, Tensor t) { owned_[name] = std::move(t); }
-  void release(const std::string& name) { owned_.erase(name); }
+  // Whether the activation's data is in NHWC order (its shape stays N,C,H,W).
+  bool nhwc(const std::string& name) const { return nhwc_.count(name) != 0; }
+
+  void put(const std::string& name, Tensor t, bool nhwc) {
+    owned_[name] = std::move(t);
+    if (nhwc) nhwc_.insert(name);
+  }
+  void release(const std::string& name) {
+    owned_.erase(name);
+    nhwc_.erase(name);
+  }
 
  private:
   const Graph& graph_;
   const std::map<std::string, const Tensor*>& inputs_;
   TensorMap owned_;
+  std::set<std::string> nhwc_;
 };
+
+// How a node treats NHWC operands: `as_is`, it takes them as they are (its result NHWC when
+// `out_nhwc`); else each is copied to NCHW first. oneDNN's convs work in NHWC, so their results
+// are NHWC and stay so through the ops that have an NHWC form (activations, same-shape Add, max
+// pooling, channel Concat, global pooling); the rest see NCHW.
+struct Layouts {
+  bool as_is;
+  bool out_nhwc;
+};
+
+Layouts node_layouts(const Node& node, const std::vector<const Tensor*>& ops, const Activations& acts) {
+  auto is = [&](size_t i) { return i < node.inputs.size() && !node.inputs[i].empty() && acts.nhwc(node.inputs[i]); };
+  bool any = false, all = !node.inputs.empty();
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    any = any || is(i);
+    all = all && is(i) && ops[i]->rank() == 4;
+  }
+  switch (node.op) {
+    case OpKind::kConv:
+      if (conv2d_prefers_nhwc() && ops[0]->rank() == 4) return {true, true};
+      break;
+    case OpKind::kRelu:
+    case OpKind::kClip:
+    case OpKind::kIdentity: return {true, is(0)};
+    case OpKind::kAdd:
+      if (all && ops.size() == 2 && ops[0]->shape == ops[1]->shape) return {true, true};
+      break;
+    case OpKind::kMaxPool:
+      if (all) return {true, true};
+      break;
+    case OpKind::kGlobalAveragePool:
+      if (all) return {true, false};  // [N,C,1,1]: the same data in either order
+      break;
+    case OpKind::kConcat:
+      if (all && (node_axis(node) == 1 || node_axis(node) == -3)) return {true, true};
+      break;
+    default: break;
+  }
+  return {!any, false};
+}
 
 // Runs one node. `full_shapes`, when given, are the whole batch's shapes: this run is a part of
 // the batch, and Reshape targets keep the part's own dim 0.
+// Runs one node; `out_nhwc` says whether its result is in NHWC order.
 Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const RunPlan& plan,
-                        const std::map<std::string, Shape>* full_shapes) {
+                        const std::map<std::string, Shape>* full_shapes, bool& out_nhwc) {
   std::vector<const Tensor*> ops(node.inputs.size(), nullptr);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i].empty()) continue;
     ops[i] = acts.find(node.inputs[i]);
     if (ops[i] == nullptr) return Status::internal("input '" + node.inputs[i] + "' is not available");
   }
+  const Layouts layouts = node_layouts(node, ops, acts);
+  out_nhwc = layouts.out_nhwc;
+  const bool nhwc0 = layouts.as_is && !node.inputs.empty() && acts.nhwc(node.inputs[0]);
+  std::vector<Tensor> copies;  // NCHW copies of NHWC operands, for an op without an NHWC form
+  copies.reserve(ops.size());
+  bool copied0 = false;
+  for (size_t i = 0; i < ops.size() && !layouts.as_is; ++i) {
+    if (ops[i] == nullptr || !acts.nhwc(node.inputs[i])) continue;
+    copies.push_back(nhwc_to_nchw(*ops[i]));
+    ops[i] = &copies.back();
+    copied0 = copied0 || i == 0;
+  }
   auto opt = [&](size_t i) { return i < ops.size() ? ops[i] : nullptr; };
   // Operand 0 by value, moved when nothing reads it later.
   auto take0 = [&]() {
+    if (copied0) return std::move(copies.front());
     const std::string& name = node.inputs[0];
     const bool last = plan.last_use.at(name) == index && plan.graph_outputs.count(name) == 0 &&
                       std::count(node.inputs.begin(), node.inputs.end(), name) == 1;
     return acts.take(name, last);
   };
+  const auto fused = plan.fused.find(index);
+  const Activation activation = fused == plan.fused.end() ? Activation{} : fused->second.activation;
   switch (node.op) {
-    case OpKind::kConv: return conv2d(*ops[0], *ops[1], opt(2), std::get<ConvAttrs>(node.attrs));
+    case OpKind::kConv:
+      return conv2d(*ops[0], *ops[1], opt(2), std::get<ConvAttrs>(node.attrs),
+                    ConvOptions{activation, plan.cache, nhwc0, layouts.out_nhwc});
     case OpKind::kRelu: return relu(take0());
     case OpKind::kClip: return clip(take0(), node_attrs<ClipAttrs>(node));
     case OpKind::kIdentity: return identity(take0());
-    case OpKind::kMaxPool: return max_pool2d(*ops[0], std::get<PoolAttrs>(node.attrs));
+    case OpKind::kMaxPool:
+      return nhwc0 ? max_pool2d_nhwc(*ops[0], std::get<PoolAttrs>(node.attrs))
+                   : max_pool2d(*ops[0], std::get<PoolAttrs>(node.attrs));
     case OpKind::kAveragePool: return average_pool2d(*ops[0], std::get<PoolAttrs>(node.attrs));
-    case OpKind::kGlobalAveragePool: return global_average_pool(*ops[0]);
+    case OpKind::kGlobalAveragePool: return nhwc0 ? global_average_pool_nhwc(*ops[0]) : global_average_pool(*ops[0]);
     case OpKind::kGemm: return gemm(*ops[0], *ops[1], opt(2), node_attrs<GemmAttrs>(node));
     case OpKind::kMatMul: return matmul(*ops[0], *ops[1]);
-    case OpKind::kAdd: return add(*ops[0], *ops[1]);
+    case OpKind::kAdd: return add(*ops[0], *ops[1], activation);
     case OpKind::kMul: return mul(*ops[0], *ops[1]);
-    case OpKind::kConcat: return concat(ops, node_axis(node));
+    case OpKind::kConcat: return layouts.out_nhwc ? concat_channels_nhwc(ops) : concat(ops, node_axis(node));
     case OpKind::kFlatten: return flatten(take0(), node_axis(node));
     case OpKind::kReshape: {
       ReshapeAttrs attrs = std::get<ReshapeAttrs>(node.attrs);
@@ -122,11 +232,15 @@ Result<TensorMap> run_nodes(const Graph& graph, const RunPlan& plan, const std::
                             const std::map<std::string, Shape>* full_shapes) {
   Activations acts(graph, inputs);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (plan.skipped.count(i) != 0) continue;  // ran inside the node before it, which wrote its output
     const Node& node = graph.nodes[i];
-    auto out = run_node(node, i, acts, plan, full_shapes);
+    bool nhwc = false;
+    auto out = run_node(node, i, acts, plan, full_shapes, nhwc);
     if (!out) return Status(out.status().code(), node_label(node, i) + ": " + out.status().message());
-    const std::string& out_name = node.outputs[0];
-    acts.put(out_name, std::move(out).value());
+    const auto fused = plan.fused.find(i);
+    const std::string& out_name =
+        fused == plan.fused.end() ? node.outputs[0] : graph.nodes[fused->second.node].outputs[0];
+    acts.put(out_name, std::move(out).value(), nhwc);
     for (const std::string& name : node.inputs) {
       if (!name.empty() && plan.last_use.at(name) == i && plan.graph_outputs.count(name) == 0) {
         acts.release(name);
@@ -138,7 +252,10 @@ Result<TensorMap> run_nodes(const Graph& graph, const RunPlan& plan, const std::
   }
   TensorMap outputs;
   for (const ValueInfo& out : graph.outputs) {
-    if (outputs.count(out.name) == 0) outputs[out.name] = acts.take(out.name, true);
+    if (outputs.count(out.name) != 0) continue;
+    const bool nhwc = acts.nhwc(out.name);
+    Tensor t = acts.take(out.name, true);
+    outputs[out.name] = nhwc ? nhwc_to_nchw(t) : std::move(t);
   }
   return outputs;
 }
@@ -217,12 +334,13 @@ Result<TensorMap> run_split(const Graph& graph, const RunPlan& plan, const std::
 
 }  // namespace
 
-Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs) {
+Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                                                    ModelCache* cache) {
   try {
     TESSERA_RETURN_IF_ERROR(validate_graph(graph));
     TESSERA_ASSIGN_OR_RETURN(const auto input_shapes, check_inputs(graph, inputs));
     TESSERA_ASSIGN_OR_RETURN(const auto shapes, infer_shapes_from(graph, input_shapes));
-    const RunPlan plan = make_plan(graph);
+    const RunPlan plan = make_plan(graph, cache);
     const int64_t batch = common_batch(graph, shapes);
     if (batch > 1 && batch_separable(graph, shapes, batch)) {
       // The second half's thread comes out of the host's budget: a batch running beside others

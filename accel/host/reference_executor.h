@@ -8,11 +8,15 @@
 #include "accel/common/status.h"
 #include "accel/graph/graph.h"
 #include "accel/graph/tensor.h"
+#include "accel/host/model_cache.h"
 
 namespace tessera::host {
 
 // Runs `graph` on `inputs` (one tensor per graph input, by name; dim 0 is the batch) and returns
-// the graph outputs by name. Errors name the node that failed. Thread-safe (no shared state).
-Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs);
+// the graph outputs by name. Errors name the node that failed. Thread-safe. `cache`, when given,
+// belongs to this graph (model_cache.h: made for it, living no longer than its constants) and
+// keeps what the kernels derive from the constants (oneDNN's weights) from one call to the next.
+Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs,
+                                                    ModelCache* cache = nullptr);
 
 }  // namespace tessera::host

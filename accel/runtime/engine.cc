@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "accel/graph/passes.h"
 #include "accel/host/reference_executor.h"
 #include "accel/runtime/engine_int8.h"
 #include "accel/runtime/model_import.h"
@@ -67,6 +68,12 @@ Result<std::unique_ptr<Engine>> Engine::load(const ModelConfig& config, const En
   if (options.max_batch < 1) return Status::invalid_argument("max_batch must be at least 1");
   std::unique_ptr<Engine> engine(new Engine(config, std::move(graph).value(), classes, options));
   if (options.precision == Precision::kFp32) {
+    // The fp32 path runs its own copy of the graph with each BatchNorm folded into the conv before
+    // it (as the int8 path does and OpenCV does), and keeps the kernels' per-model data (oneDNN's
+    // reordered weights) in a cache that lives and dies with that graph.
+    fold_constant_identities(engine->graph_);
+    TESSERA_RETURN_IF_ERROR(fold_batch_norm(engine->graph_).status());
+    engine->host_cache_ = std::make_unique<host::ModelCache>();
     engine->summary_ = "fp32: " + std::to_string(engine->graph_.nodes.size()) + " nodes on the host";
     return engine;
   }
@@ -147,7 +154,8 @@ Result<Inference> Engine::infer(const Tensor& batch) const {
   TESSERA_RETURN_IF_ERROR(check_batch(batch));
   if (!int8_.empty()) return infer_on_instances(batch);
   const auto start = std::chrono::steady_clock::now();
-  TESSERA_ASSIGN_OR_RETURN(auto outputs, host::run_reference(graph_, {{graph_.inputs[0].name, batch}}));
+  TESSERA_ASSIGN_OR_RETURN(auto outputs,
+                           host::run_reference(graph_, {{graph_.inputs[0].name, batch}}, host_cache_.get()));
   Inference result;
   result.host_us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());

@@ -17,6 +17,7 @@
 #include "accel/device/device.h"
 #include "accel/graph/graph.h"
 #include "accel/graph/tensor.h"
+#include "accel/host/model_cache.h"
 #include "accel/plan/model_plan.h"
 #include "accel/plan/plan_cache.h"
 #include "accel/runtime/device_supervisor.h"
@@ -107,6 +108,7 @@ class Engine {
   bool ends_with_softmax_ = false;
   EngineOptions options_;
   std::string summary_;
+  std::unique_ptr<host::ModelCache> host_cache_;    // fp32: what the host kernels keep for graph_
   std::vector<std::unique_ptr<Int8Path>> int8_;     // one per device instance
   mutable std::atomic<unsigned> next_instance_{0};  // where the tie-break among instances starts
 };

@@ -5,6 +5,9 @@
 // tests/bench/run_bench.sh, which also runs OpenCV's DNN module and oneDNN on the same models.
 //
 // Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b,...]
+//                      [--precision int8|fp32]
+// --precision runs one path only (default both; fp32 alone skips the int8 calibration and the
+// pipeline table, for profiling and interleaved fp32 comparisons);
 // --models names the zoo models to run after the bundled one (default squeezenet1_1,resnet18);
 // --only runs one model, fashion-mnist (needs no --zoo) or any model of the zoo (e.g. mobilenet_v2,
 // whose depthwise layers take the emulator's direct path); run_server_bench.sh uses it to put the
@@ -132,9 +135,26 @@ bool add_zoo_models(const std::filesystem::path& zoo, const std::string& names, 
   return true;
 }
 
+// The int8 pipeline against the sequential engine, batch 8, two callers; 1 when a model fails to load.
+int pipeline_table(const std::vector<BenchModel>& models, const std::shared_ptr<Device>& device, double seconds) {
+  std::printf("\nint8 pipeline (fabric stage || host stage), batch 8, 2 concurrent callers:\n");
+  std::printf("%-14s %14s %14s\n", "model", "sequential", "pipelined");
+  for (const BenchModel& m : models) {
+    auto sequential = load(m, Precision::kInt8, false, device);
+    auto pipelined = load(m, Precision::kInt8, true, device);
+    if (!sequential || !pipelined) return 1;
+    const Tensor batch = repeat(m.sample, 8);
+    const double s = throughput(*sequential, batch, 2, seconds);
+    const double p = throughput(*pipelined, batch, 2, seconds);
+    std::printf("%-14s %14.1f %14.1f\n", m.name.c_str(), s, p);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int run(int argc, char** argv) {
   std::filesystem::path zoo, bundled;
-  std::string only, zoo_models = "squeezenet1_1,resnet18";
+  std::string only, zoo_models = "squeezenet1_1,resnet18", precisions = "int8,fp32";
   double seconds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--zoo"))
@@ -147,9 +167,13 @@ int run(int argc, char** argv) {
       only = argv[i + 1];
     else if (!std::strcmp(argv[i], "--models"))
       zoo_models = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--precision"))
+      precisions = argv[i + 1];
   }
   if (bundled.empty() || (zoo.empty() && only != "fashion-mnist")) {
-    std::fprintf(stderr, "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b]\n");
+    std::fprintf(stderr,
+                 "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b] "
+                 "[--precision int8|fp32]\n");
     return 2;
   }
   DeviceOptions device_options;
@@ -183,6 +207,7 @@ int run(int argc, char** argv) {
               "one batch: fabric ms (modeled) / host ms");
   for (const BenchModel& m : models) {
     for (Precision precision : {Precision::kInt8, Precision::kFp32}) {
+      if (precisions.find(precision_name(precision)) == std::string::npos) continue;
       auto engine = load(m, precision, true, device);
       if (!engine) return 1;
       for (int64_t batch : {1, 8}) {
@@ -198,19 +223,8 @@ int run(int argc, char** argv) {
       }
     }
   }
-  std::printf("\nint8 pipeline (fabric stage || host stage), batch 8, 2 concurrent callers:\n");
-  std::printf("%-14s %14s %14s\n", "model", "sequential", "pipelined");
-  for (const BenchModel& m : models) {
-    auto sequential = load(m, Precision::kInt8, false, device);
-    auto pipelined = load(m, Precision::kInt8, true, device);
-    if (!sequential || !pipelined) return 1;
-    const Tensor batch = repeat(m.sample, 8);
-    const double s = throughput(*sequential, batch, 2, seconds);
-    const double p = throughput(*pipelined, batch, 2, seconds);
-    std::printf("%-14s %14.1f %14.1f\n", m.name.c_str(), s, p);
-    std::fflush(stdout);
-  }
-  return 0;
+  if (precisions.find("int8") == std::string::npos) return 0;
+  return pipeline_table(models, device, seconds);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "accel/host/host_threads.h"
+#include "accel/host/model_cache.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace tessera::host {
@@ -44,6 +46,12 @@ dnnl::memory::desc channel_slice(const Shape& shape, int64_t cs) {
   return {{shape[0], cs, shape[2], shape[3]}, dt::f32, dims{shape[1] * plane, plane, shape[3], 1}};
 }
 
+// The same in NHWC order (strides N: H*W*C, C: 1, H: W*C, W: C).
+dnnl::memory::desc channel_slice_nhwc(const Shape& shape, int64_t cs) {
+  const int64_t c = shape[1];
+  return {{shape[0], cs, shape[2], shape[3]}, dt::f32, dims{shape[2] * shape[3] * c, 1, shape[3] * c, c}};
+}
+
 // A reorder primitive and the working memory it wants (often none).
 struct Reorder {
   dnnl::reorder prim;
@@ -69,8 +77,17 @@ std::optional<Reorder> reorder_between(const dnnl::memory::desc& from, const dnn
   return Reorder{dnnl::reorder(pd), pd.scratchpad_desc()};
 }
 
+// The activation as a oneDNN post-op of the conv (applied to each result as it is written).
+dnnl::post_ops activation_post_ops(const Activation& act) {
+  dnnl::post_ops ops;
+  if (act.kind == Activation::Kind::kRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  if (act.kind == Activation::Kind::kClip) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, act.min, act.max);
+  return ops;
+}
+
 std::shared_ptr<const PartPrimitives> make_part(const Shape& x, const Shape& w, const Shape& y, bool has_bias,
-                                                const ConvAttrs& attrs, const ConvPart& part) {
+                                                const ConvAttrs& attrs, const ConvOptions& options,
+                                                const ConvPart& part) {
   const int64_t kh = w[2], kw = w[3];
   const dims wei_dims =
       part.groups == 1 ? dims{part.ocs, w[1], kh, kw} : dims{part.groups, part.ocs / part.groups, w[1], kh, kw};
@@ -78,26 +95,47 @@ std::shared_ptr<const PartPrimitives> make_part(const Shape& x, const Shape& w, 
   // oneDNN counts dilation from 0 (none), ONNX from 1.
   const dims dilation{attrs.dilation[0] - 1, attrs.dilation[1] - 1};
   const dims pad_l{attrs.pads[0], attrs.pads[1]}, pad_r{attrs.pads[2], attrs.pads[3]};
-  const dnnl::memory::desc src_md({x[0], part.src_cs, x[2], x[3]}, dt::f32, tag::any);
+  const dnnl::memory::desc src_user =
+      options.src_nhwc ? channel_slice_nhwc(x, part.src_cs) : channel_slice(x, part.src_cs);
+  const dnnl::memory::desc dst_user = options.dst_nhwc ? channel_slice_nhwc(y, part.ocs) : channel_slice(y, part.ocs);
+  const dnnl::memory::desc src_any({x[0], part.src_cs, x[2], x[3]}, dt::f32, tag::any);
   const dnnl::memory::desc wei_md(wei_dims, dt::f32, tag::any);
   const dnnl::memory::desc bias_md({part.ocs}, dt::f32, tag::x);
-  const dnnl::memory::desc dst_md({y[0], part.ocs, y[2], y[3]}, dt::f32, tag::any);
+  const dnnl::memory::desc dst_any({y[0], part.ocs, y[2], y[3]}, dt::f32, tag::any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto algo = dnnl::algorithm::convolution_direct;
   // The scratchpad is the caller's (run_part's thread-local buffer): a cached primitive runs on
   // several threads at once, and oneDNN's own scratchpad belongs to the thread that made it.
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const dnnl::convolution_forward::primitive_desc pd =
-      has_bias ? dnnl::convolution_forward::primitive_desc(
+  attr.set_post_ops(activation_post_ops(options.activation));
+  auto make_pd = [&](const dnnl::memory::desc& src_md, const dnnl::memory::desc& dst_md) {
+    return has_bias
+               ? dnnl::convolution_forward::primitive_desc(
                      {prop, algo, src_md, wei_md, bias_md, dst_md, strides, dilation, pad_l, pad_r}, attr, cpu_engine())
                : dnnl::convolution_forward::primitive_desc(
                      {prop, algo, src_md, wei_md, dst_md, strides, dilation, pad_l, pad_r}, attr, cpu_engine());
+  };
+  // NHWC activations are oneDNN's own layout for these convs: the conv reads and writes the
+  // caller's tensors in place (a part's channel slice included) when an optimised implementation
+  // takes them as they are; else (a reference or GEMM one) its preferred layouts and reorders.
+  std::optional<dnnl::convolution_forward::primitive_desc> chosen;
+  if (options.src_nhwc || options.dst_nhwc) {
+    try {
+      auto direct = make_pd(options.src_nhwc ? src_user : src_any, options.dst_nhwc ? dst_user : dst_any);
+      const std::string impl = direct.impl_info_str();
+      if (impl.find("brg") != std::string::npos || impl.find("jit") != std::string::npos) chosen = direct;
+    } catch (const dnnl::error&) {
+      // no implementation takes these layouts as given
+    }
+  }
+  if (!chosen) chosen = make_pd(src_any, dst_any);
+  const dnnl::convolution_forward::primitive_desc& pd = *chosen;
   auto p = std::make_shared<PartPrimitives>();
   p->conv = dnnl::convolution_forward(pd);
-  p->src_user = channel_slice(x, part.src_cs);
+  p->src_user = src_user;
   p->wei_user = dnnl::memory::desc(wei_dims, dt::f32, part.groups == 1 ? tag::oihw : tag::goihw);
-  p->dst_user = channel_slice(y, part.ocs);
+  p->dst_user = dst_user;
   p->bias = bias_md;
   p->src = pd.src_desc();
   p->wei = pd.weights_desc();
@@ -109,28 +147,70 @@ std::shared_ptr<const PartPrimitives> make_part(const Shape& x, const Shape& w, 
   return p;
 }
 
+int64_t float_bits(float f) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+// What a part's primitives depend on: the shapes, attributes, activation and part size.
+std::vector<int64_t> part_key(const Shape& x, const Shape& w, const Shape& y, bool has_bias, const ConvAttrs& attrs,
+                              const ConvOptions& options, const ConvPart& part) {
+  const Activation& act = options.activation;
+  std::vector<int64_t> key{x[0],
+                           x[1],
+                           x[2],
+                           x[3],
+                           w[0],
+                           w[1],
+                           w[2],
+                           w[3],
+                           y[2],
+                           y[3],
+                           has_bias ? 1 : 0,
+                           attrs.group,
+                           part.src_cs,
+                           part.groups,
+                           part.ocs,
+                           static_cast<int64_t>(act.kind),
+                           float_bits(act.min),
+                           float_bits(act.max),
+                           options.src_nhwc ? 1 : 0,
+                           options.dst_nhwc ? 1 : 0};
+  for (int v : attrs.stride) key.push_back(v);
+  for (int v : attrs.dilation) key.push_back(v);
+  for (int v : attrs.pads) key.push_back(v);
+  return key;
+}
+
 // The part's primitives from a process-wide cache keyed by its geometry (shapes only, never
-// data: the weights are read on every call).
-std::shared_ptr<const PartPrimitives> part_primitives(const Shape& x, const Shape& w, const Shape& y, bool has_bias,
-                                                      const ConvAttrs& attrs, const ConvPart& part) {
+// data: the weights are read on every call, or come from the model's cache).
+std::shared_ptr<const PartPrimitives> part_primitives(const std::vector<int64_t>& key, const Shape& x, const Shape& w,
+                                                      const Shape& y, bool has_bias, const ConvAttrs& attrs,
+                                                      const ConvOptions& options, const ConvPart& part) {
   // Distinct layer shapes of the loaded models x parts x batch sizes stay far below this.
   constexpr size_t kMaxEntries = 4096;
   static std::mutex mutex;
   static std::map<std::vector<int64_t>, std::shared_ptr<const PartPrimitives>> cache;
-  std::vector<int64_t> key{
-      x[0],        x[1],        x[2],        x[3],    w[0], w[1], w[2], w[3], y[2], y[3], has_bias ? 1 : 0,
-      attrs.group, part.src_cs, part.groups, part.ocs};
-  for (int v : attrs.stride) key.push_back(v);
-  for (int v : attrs.dilation) key.push_back(v);
-  for (int v : attrs.pads) key.push_back(v);
   {
     const std::lock_guard lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  auto made = make_part(x, w, y, has_bias, attrs, part);
+  auto made = make_part(x, w, y, has_bias, attrs, options, part);
   const std::lock_guard lock(mutex);
   if (cache.size() >= kMaxEntries) cache.clear();
-  return cache.emplace(std::move(key), std::move(made)).first->second;
+  return cache.emplace(key, std::move(made)).first->second;
+}
+
+struct FreeFloats {
+  void operator()(float* p) const { std::free(p); }
+};
+
+// A 64-byte aligned buffer of at least `bytes`.
+std::unique_ptr<float, FreeFloats> aligned_floats(size_t bytes) {
+  std::unique_ptr<float, FreeFloats> p(static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+  if (!p) throw std::bad_alloc();
+  return p;
 }
 
 // A reused, 64-byte aligned buffer of the calling thread for oneDNN's layouts of one role (a
@@ -139,18 +219,14 @@ class Scratch {
  public:
   float* get(size_t bytes) {
     if (bytes > size_) {
-      data_.reset(static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
-      if (!data_) throw std::bad_alloc();
+      data_ = aligned_floats(bytes);
       size_ = bytes;
     }
     return data_.get();
   }
 
  private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
+  std::unique_ptr<float, FreeFloats> data_;
   size_t size_ = 0;
 };
 
@@ -181,22 +257,41 @@ dnnl::memory converted(dnnl::memory user, const std::optional<Reorder>& reorder,
 
 // Runs one part on the calling thread, oneDNN on one thread (the split is the host's own:
 // see onednn_conv2d).
-void run_part(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs, Tensor& y,
-              const ConvPart& part) {
+void run_part(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs, const ConvOptions& options,
+              Tensor& y, const ConvPart& part) {
   omp_set_num_threads(1);
   thread_local PartScratch scratch;
-  const auto p = part_primitives(x.shape, w.shape, y.shape, bias != nullptr, attrs, part);
+  const std::vector<int64_t> key = part_key(x.shape, w.shape, y.shape, bias != nullptr, attrs, options, part);
+  const auto p = part_primitives(key, x.shape, w.shape, y.shape, bias != nullptr, attrs, options, part);
   dnnl::stream stream(cpu_engine());
   const int64_t x_plane = x.dim(2) * x.dim(3), y_plane = y.dim(2) * y.dim(3);
   // oneDNN's memory objects take non-const handles; the inputs are only read.
-  dnnl::memory src_user(p->src_user, cpu_engine(), const_cast<float*>(x.ptr() + part.src_c0 * x_plane));
+  const int64_t src_offset = options.src_nhwc ? part.src_c0 : part.src_c0 * x_plane;
+  const int64_t dst_offset = options.dst_nhwc ? part.oc0 : part.oc0 * y_plane;
+  dnnl::memory src_user(p->src_user, cpu_engine(), const_cast<float*>(x.ptr() + src_offset));
   dnnl::memory wei_user(p->wei_user, cpu_engine(),
                         const_cast<float*>(w.ptr() + part.oc0 * w.dim(1) * w.dim(2) * w.dim(3)));
-  dnnl::memory dst_user(p->dst_user, cpu_engine(), y.ptr() + part.oc0 * y_plane);
+  dnnl::memory dst_user(p->dst_user, cpu_engine(), y.ptr() + dst_offset);
   dnnl::memory dst = p->dst_out ? dnnl::memory(p->dst, cpu_engine(), scratch.dst.get(p->dst.get_size())) : dst_user;
+  // The weights in oneDNN's layout: reordered once per model and part when the caller keeps a
+  // cache for the model, else on every call.
+  ModelCache::Entry cached;
+  if (options.cache != nullptr && p->wei_in) {
+    std::vector<int64_t> wei_key = key;
+    wei_key.push_back(part.oc0);
+    cached = options.cache->get(w.ptr(), wei_key, [&]() -> ModelCache::Entry {
+      std::shared_ptr<float> buffer(aligned_floats(p->wei.get_size()).release(), FreeFloats());
+      dnnl::memory out(p->wei, cpu_engine(), buffer.get());
+      run_reorder(*p->wei_in, wei_user, out, scratch.reorder, stream);
+      stream.wait();
+      return buffer;
+    });
+  }
+  dnnl::memory wei = cached ? dnnl::memory(p->wei, cpu_engine(), const_cast<void*>(cached.get()))
+                            : converted(wei_user, p->wei_in, p->wei, scratch.wei, scratch.reorder, stream);
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, converted(src_user, p->src_in, p->src, scratch.src, scratch.reorder, stream)},
-      {DNNL_ARG_WEIGHTS, converted(wei_user, p->wei_in, p->wei, scratch.wei, scratch.reorder, stream)},
+      {DNNL_ARG_WEIGHTS, wei},
       {DNNL_ARG_DST, dst}};
   add_scratchpad(args, p->scratchpad, scratch.conv);
   if (bias != nullptr) {
@@ -215,7 +310,7 @@ bool onednn_conv_enabled() {
 }
 
 Result<Tensor> onednn_conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs,
-                             const Shape& out_shape, const HostThreads& threads) {
+                             const Shape& out_shape, const HostThreads& threads, const ConvOptions& options) {
   Tensor y(out_shape);
   const int64_t group = attrs.group, cg = x.dim(1) / group, mg = w.dim(0) / group;
   try {
@@ -227,7 +322,7 @@ Result<Tensor> onednn_conv2d(const Tensor& x, const Tensor& w, const Tensor* bia
       const ConvPart part = group == 1
                                 ? ConvPart{0, x.dim(1), 1, begin, end - begin}
                                 : ConvPart{begin * cg, (end - begin) * cg, end - begin, begin * mg, (end - begin) * mg};
-      run_part(x, w, bias, attrs, y, part);
+      run_part(x, w, bias, attrs, options, y, part);
     });
     return y;
   } catch (const dnnl::error& e) {

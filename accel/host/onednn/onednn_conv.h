@@ -1,8 +1,10 @@
 // The fp32 reference conv through oneDNN (built when CMake finds it: TESSERA_HAVE_ONEDNN,
 // cmake/find_onednn.cmake). oneDNN picks its best implementation for the CPU (brgconv:avx512_core
 // here, JIT AVX2 elsewhere) and its own memory formats; the activations and weights are reordered
-// from and to Tessera's NCHW / OIHW each call (no weight cache to keep in step with the graph);
-// the primitives themselves are made once per layer geometry and shared by every caller. It adds
+// from and to Tessera's NCHW / OIHW: the weights once per model and part when the caller gives the
+// model's cache (ConvOptions::cache, model_cache.h), else each call; the activations each call.
+// A fused Relu or Clip is the conv's eltwise post-op. The primitives themselves are made once per
+// layer geometry and shared by every caller. It adds
 // in another order than the portable im2col + GEMM, so results agree within float rounding, not
 // bit for bit.
 #pragma once
@@ -11,6 +13,7 @@
 #include "accel/graph/graph.h"
 #include "accel/graph/tensor.h"
 #include "accel/host/host_threads.h"
+#include "accel/host/reference_ops.h"
 
 namespace tessera::host {
 
@@ -25,6 +28,6 @@ bool onednn_conv_enabled();
 // load against 138 on one thread (tests/bench/onednn_conv_bench.cc). A oneDNN error is an
 // INTERNAL status.
 Result<Tensor> onednn_conv2d(const Tensor& x, const Tensor& w, const Tensor* bias, const ConvAttrs& attrs,
-                             const Shape& out_shape, const HostThreads& threads);
+                             const Shape& out_shape, const HostThreads& threads, const ConvOptions& options = {});
 
 }  // namespace tessera::host
