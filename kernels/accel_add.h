@@ -26,8 +26,13 @@ namespace tessera {
 namespace kernel {
 
 // Elements per cycle of the add: kAddLanes requantize_add units, two int8 x int32 products each
-// (2 DSP48 per product: 64 DSPs; the resource estimate counts them).
-constexpr uint32_t kAddLanes = abi::schedule::kAddLanes;
+// (2 DSP48 per product: 4 per lane; the resource estimate counts them). TESSERA_ADD_LANES is the
+// board profile's add_lanes (kernels/Makefile reads it from accel/plan/boards/<board>.toml).
+#ifndef TESSERA_ADD_LANES
+#define TESSERA_ADD_LANES 16
+#endif
+constexpr uint32_t kAddLanes = TESSERA_ADD_LANES;
+static_assert(kAddLanes >= 1 && abi::schedule::kMaxAddLanes % kAddLanes == 0, "add lanes must divide kMaxAddLanes");
 
 // Chunk buffers: the conv engine's banked tiles. Element i of a chunk is bank (i + rot) % kBanks,
 // row row0 + i / kBanks: operand a at row 0 (rot 0) and operand b at row kAddBRow, rotated by
@@ -35,7 +40,7 @@ constexpr uint32_t kAddLanes = abi::schedule::kAddLanes;
 // at row 0 of a staging tile (rot 0).
 constexpr uint32_t kAddBRow = abi::kAddChunkBytes / kBanks;
 constexpr uint32_t kAddBRot = kBanks / 2;
-static_assert(abi::schedule::kAddLanes <= kAddBRot, "a lane group's a and b elements in distinct banks");
+static_assert(abi::schedule::kMaxAddLanes <= kAddBRot, "a lane group's a and b elements in distinct banks");
 
 // One run of `count` bytes at image[src] into buf from row row0, 512-bit beats.
 static void add_read(const act_t* image, uint32_t src, uint32_t count, act_t buf[kBanks][kInBankRows], uint32_t row0,

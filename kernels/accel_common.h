@@ -10,8 +10,9 @@
 
 // The MAC array synthesised: TESSERA_MAC_LANES output channels x TESSERA_MAC_CHANNELS input
 // channels per clock. The datapath is written for the ceiling (kMaxTileM x kMaxVector = 64 x 64);
-// a smaller array folds it over kConvII cycles per pixel (the Makefile sets 64x32 for ZCU102/104,
-// 64x64 for F1, as the board profiles state). C simulation is bit-identical for every setting.
+// a smaller array folds it over kConvII cycles per pixel. kernels/Makefile takes the array, like
+// every other value of the hardware spec, from the board profile (accel/plan/boards/<board>.toml:
+// 64 x 32 on ZCU102, ZCU104 and per F1 instance). C simulation is bit-identical for every setting.
 #ifndef TESSERA_MAC_LANES
 #define TESSERA_MAC_LANES 64
 #endif
@@ -40,6 +41,13 @@ static_assert(kMacChannels >= 1 && abi::kMaxVector % kMacChannels == 0, "MAC cha
 // kConvII cycles, the kMaxTileM lanes folded onto kMacLanes.
 constexpr uint32_t kConvII = abi::schedule::conv_pixel_ii(kMacLanes);
 constexpr uint32_t kMacCount = kMacLanes * kMacChannels;
+// Multipliers (DSP slices) of the array: with TESSERA_INT8_PACK (accel_pack.h, DSP48E2 parts) two
+// MACs share one 27 x 18 product, so kMacCount / 2.
+#ifndef TESSERA_INT8_PACK
+#define TESSERA_INT8_PACK 1
+#endif
+constexpr uint32_t kMacMultipliers = TESSERA_INT8_PACK ? kMacCount / 2 : kMacCount;
+static_assert(!TESSERA_INT8_PACK || kMacCount % 2 == 0, "packed MACs come in pairs");
 
 // Banked on-chip buffers (kernel_abi.h kBanks, one byte per bank and cycle): the input tile
 // (channel-major, skewed), the weight tile (lane-major, DDR order) and the output staging tile of

@@ -25,6 +25,7 @@
 #include "kernels/accel_conv_geom.h"
 #include "kernels/accel_conv_load.h"
 #include "kernels/accel_conv_store.h"
+#include "kernels/accel_pack.h"
 
 namespace tessera {
 namespace kernel {
@@ -83,7 +84,9 @@ static act_t gather(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& 
 
 // The MAC pixel loop of one tap row: per (conv pixel, chunk) one cycle-group of kConvII cycles,
 // tile_m lanes x kMacChannels products; the chunk partial sums meet in a register and reach the
-// accumulator tile at the pixel's last chunk.
+// accumulator tile at the pixel's last chunk. Lanes 2i and 2i + 1 multiply the same activation
+// vec[j], so with TESSERA_INT8_PACK their two weights share one DSP48E2 product (accel_pack.h):
+// kMacChannels x kMacLanes / 2 multipliers.
 static void mac_pixels(const ConvStep& s, const abi::LayerDesc& d, const ConvGeom& g,
                        const act_t in_buf[kBanks][kInBankRows], const weight_t w_reg[abi::kMaxTileM][abi::kMaxVector],
                        uint32_t ky, uint32_t kx, uint32_t vg, uint32_t chunks, bool init,
@@ -103,17 +106,30 @@ conv_pixels:
   gather_chunk:
     for (uint32_t j = 0; j < kMacChannels; ++j) vec[j] = gather(s, d, g, in_buf, vg, c * kMacChannels + j, row, col);
   mac_lanes:
-    for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
-      if (m < s.m_count) {
-        int32_t dot = 0;
-      mac_chans:
-        for (uint32_t j = 0; j < kMacChannels; ++j) {
-          dot += static_cast<int32_t>(w_reg[m][c * kMacChannels + j]) * static_cast<int32_t>(vec[j]);
+    for (uint32_t mp = 0; mp < abi::kMaxTileM; mp += 2) {
+      // Lanes mp and mp + 1 share the activation vec[j]: one packed multiplication per pair.
+      int32_t dot[2] = {0, 0};
+    mac_chans:
+      for (uint32_t j = 0; j < kMacChannels; ++j) {
+        const uint32_t e = c * kMacChannels + j;
+#if TESSERA_INT8_PACK
+        const ProductPair pr = mul_pair(w_reg[mp + 1][e], w_reg[mp][e], vec[j]);
+        dot[0] += pr.lo;
+        dot[1] += pr.hi;
+#else
+        dot[0] += static_cast<int32_t>(w_reg[mp][e]) * static_cast<int32_t>(vec[j]);
+        dot[1] += static_cast<int32_t>(w_reg[mp + 1][e]) * static_cast<int32_t>(vec[j]);
+#endif
+      }
+    mac_pair_acc:
+      for (uint32_t k = 0; k < 2; ++k) {
+        const uint32_t m = mp + k;
+        if (m < s.m_count) {
+          const uint32_t o = p * s.acc_stride + m;
+          const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
+          acc[m] = wrap_add(base, dot[k]);
+          if (c + 1 == chunks) out_buf[o] = acc[m];
         }
-        const uint32_t o = p * s.acc_stride + m;
-        const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
-        acc[m] = wrap_add(base, dot);
-        if (c + 1 == chunks) out_buf[o] = acc[m];
       }
     }
     if (++c == chunks) {
@@ -139,7 +155,8 @@ inline void step_pixel(uint32_t& cr, uint32_t& cc, uint32_t a, uint32_t b, uint3
 
 // The pixel loop of a spread step (abi::schedule::spreads_pixels, one 1x1 tap): per (pixel pair,
 // chunk of kSpreadChannels elements) one cycle-group of kConvII cycles; lanes m < 32 compute
-// pixel p of the pair, lanes 32 + m pixel p + 32, both output channel m with lane m's weights.
+// pixel p of the pair, lanes 32 + m pixel p + 32, both output channel m with lane m's weights:
+// the two pixels' activations share lane m's weight, packed into one DSP48E2 product (accel_pack.h).
 constexpr uint32_t kSpreadChannels = abi::schedule::spread_channels(kMacChannels);
 constexpr uint32_t kHalfLanes = abi::kMaxTileM / 2;
 
@@ -165,17 +182,30 @@ conv_pairs:
         vec[k][j] =
             p + k * kHalfLanes < pixels ? gather(s, d, g, in_buf, vg, c * kSpreadChannels + j, cr[k], cc[k]) : act_t(0);
   spread_lanes:
-    for (uint32_t m = 0; m < abi::kMaxTileM; ++m) {
-      const uint32_t k = m / kHalfLanes, lane = m % kHalfLanes, px = p + k * kHalfLanes;
-      if (lane < s.m_count && px < pixels) {
-        int32_t dot = 0;
-      spread_chans:
-        for (uint32_t j = 0; j < kSpreadChannels; ++j)
-          dot += static_cast<int32_t>(w_reg[lane][c * kSpreadChannels + j]) * static_cast<int32_t>(vec[k][j]);
-        const uint32_t o = px * s.acc_stride + lane;  // odd stride: the pair's lanes in distinct banks
-        const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
-        acc[m] = wrap_add(base, dot);
-        if (c + 1 == chunks) out_buf[o] = acc[m];
+    for (uint32_t lane = 0; lane < kHalfLanes; ++lane) {
+      // Lanes lane and lane + 32 share lane's weight: the two pixels' activations are packed.
+      int32_t dot[2] = {0, 0};
+    spread_chans:
+      for (uint32_t j = 0; j < kSpreadChannels; ++j) {
+        const weight_t w = w_reg[lane][c * kSpreadChannels + j];
+#if TESSERA_INT8_PACK
+        const ProductPair pr = mul_pair(vec[1][j], vec[0][j], w);
+        dot[0] += pr.lo;
+        dot[1] += pr.hi;
+#else
+        dot[0] += static_cast<int32_t>(w) * static_cast<int32_t>(vec[0][j]);
+        dot[1] += static_cast<int32_t>(w) * static_cast<int32_t>(vec[1][j]);
+#endif
+      }
+    spread_pair_acc:
+      for (uint32_t k = 0; k < 2; ++k) {
+        const uint32_t m = lane + k * kHalfLanes, px = p + k * kHalfLanes;
+        if (lane < s.m_count && px < pixels) {
+          const uint32_t o = px * s.acc_stride + lane;  // odd stride: the pair's lanes in distinct banks
+          const int32_t base = c != 0 ? acc[m] : (init ? 0 : out_buf[o]);
+          acc[m] = wrap_add(base, dot[k]);
+          if (c + 1 == chunks) out_buf[o] = acc[m];
+        }
       }
     }
     if (++c < chunks) continue;
@@ -280,8 +310,9 @@ static void compute_conv_tile(const ConvStep& s, const abi::LayerDesc& d, const 
                               const act_t in_buf[kBanks][kInBankRows], const weight_t w_buf[kBanks][kWBankRows],
                               acc_t out_buf[kOutputBufferElems]) {
 #pragma HLS inline off
-  // Fold the kMaxTileM lanes onto the synthesised kMacLanes x kMacChannels multipliers.
-#pragma HLS allocation operation instances = mul limit = kMacCount
+  // Fold the kMaxTileM lanes onto the synthesised kMacLanes x kMacChannels MACs: kMacMultipliers
+  // DSP slices, two MACs each where they are packed (accel_pack.h mul_pair).
+#pragma HLS allocation operation instances = mul limit = kMacMultipliers
   if (g.depthwise) {
     compute_dw_tile(s, d, g, in_buf, w_buf, out_buf);
     return;

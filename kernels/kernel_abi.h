@@ -315,7 +315,12 @@ constexpr uint32_t kStoreDepth = 6;  // st_beats: bank read (2) + crossbar (1) +
 constexpr uint32_t kPoolDepth = 15;
 // add_lanes: two int8 x int32 products (4) + sum, round, shift, clamp (4)
 constexpr uint32_t kAddDepth = 8;
-constexpr uint32_t kAddLanes = 16;   // elements per cycle of the add (kernels/accel_add.h)
+// Elements per cycle of the add (kernels/accel_add.h): the default of TESSERA_ADD_LANES and of a
+// board profile's add_lanes; at most kMaxAddLanes, where a lane group's operand-a and operand-b
+// bytes (b rotated by kBanks / 2) stop sharing no bank and the two 512-bit reads per 64 elements
+// bind anyway.
+constexpr uint32_t kAddLanes = 16;
+constexpr uint32_t kMaxAddLanes = 32;
 constexpr uint32_t kLoadDepth = 12;  // in_beats / w_beats: AXI read latency of the burst head
 
 // Initiation interval of conv_pixels: the kMaxTileM lanes folded onto the synthesised lanes. Each

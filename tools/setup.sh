@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ cmake ninja-build pkg-config
+  # kernels/Makefile: `make print-config` in the one-hardware-spec test (test_hardware_spec.cc)
+  make
   # the house rules' checkers (tests/style: tools/lint.sh)
   clang-format clang-tidy shellcheck
   # the sanitizer trees and the fuzz targets (tools/sanitize.sh, tools/fuzz.sh): clang, libFuzzer

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "accel/common/toml_file.h"
+#include "kernels/kernel_abi.h"
 
 namespace tessera::plan {
 namespace {
@@ -40,7 +41,7 @@ Result<double> optional_number(const toml::table& t, const std::filesystem::path
 }
 
 // The part keys (optional): part, part_dsp, part_bram36, part_uram, shell_share,
-// int8_macs_per_dsp, output_in_uram, kernel_instances, instance_ddr_gbps.
+// int8_macs_per_dsp, output_in_uram, kernel_instances, instance_ddr_gbps, add_lanes.
 Status read_part(const toml::table& t, const std::filesystem::path& file, BoardProfile& b) {
   if (const auto* node = t.get("part")) {
     auto v = node->value<std::string>();
@@ -54,6 +55,12 @@ Status read_part(const toml::table& t, const std::filesystem::path& file, BoardP
   TESSERA_ASSIGN_OR_RETURN(double packing, optional_number(t, file, "int8_macs_per_dsp", 1, 2));
   TESSERA_ASSIGN_OR_RETURN(double instances, optional_number(t, file, "kernel_instances", 1, 16));
   TESSERA_ASSIGN_OR_RETURN(b.instance_ddr_gbps, optional_number(t, file, "instance_ddr_gbps", 0, 1e4));
+  if (t.get("add_lanes") != nullptr) {
+    TESSERA_ASSIGN_OR_RETURN(uint64_t add_lanes, positive_integer(t, file, "add_lanes"));
+    if (add_lanes > abi::schedule::kMaxAddLanes || abi::schedule::kMaxAddLanes % add_lanes != 0)
+      return profile_error(file, "add_lanes", "must divide " + std::to_string(abi::schedule::kMaxAddLanes));
+    b.add_lanes = static_cast<uint32_t>(add_lanes);
+  }
   b.kernel_instances = static_cast<uint32_t>(instances);
   b.part_dsp = static_cast<uint32_t>(dsp);
   b.part_bram36 = static_cast<uint32_t>(bram);

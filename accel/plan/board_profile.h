@@ -47,6 +47,9 @@ struct BoardProfile {
   // DDR bandwidth one instance reaches (optional key; 0 = ddr_gbps): its own channel's, where the
   // profile's ddr_gbps is the aggregate of several.
   double instance_ddr_gbps = 0;
+  // Elements per cycle of the add engine (optional key, default abi::schedule::kAddLanes = 16, at
+  // most kMaxAddLanes = 32; kernels' TESSERA_ADD_LANES): requantize_add units, 4 DSP48 each.
+  uint32_t add_lanes = 16;
 
   uint64_t macs_per_cycle() const { return static_cast<uint64_t>(mac_lanes) * mac_channels; }
   // Double buffering: one set of tiles may use at most half the on-chip memory (seeds/000, sec. 4.2).

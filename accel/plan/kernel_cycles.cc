@@ -389,14 +389,14 @@ void kernel_add_cost(const abi::LayerDesc& d, const BoardProfile& b, CostBreakdo
            beats(static_cast<double>(last), align(base));
   };
   cb.load_cycles = runs(d.in_channel_base) + runs(d.in2_channel_base) + 2.0 * chunks * sch::kLoadDepth;
-  cb.mac_cycles = static_cast<double>((chunks - 1) * ceil_div(chunk, sch::kAddLanes) + ceil_div(last, sch::kAddLanes)) +
+  cb.mac_cycles = static_cast<double>((chunks - 1) * ceil_div(chunk, b.add_lanes) + ceil_div(last, b.add_lanes)) +
                   static_cast<double>(chunks) * sch::kAddDepth;
   const double quant = beats(12, align_of({4ull * d.quant_offset})) + sch::kQuantReadDepth;
   cb.store_cycles = runs(d.out_channel_base) + static_cast<double>(chunks) * sch::kStoreDepth + quant;
   // Chunks ping-pong (reads of c + 1 || lanes of c || writes of c - 1): the first chunk's reads
   // (finish_cost: load / steps), the quant read before the loop and the last chunk's lanes and
   // writes are exposed.
-  cb.fill_cycles = quant + static_cast<double>(ceil_div(last, sch::kAddLanes)) + sch::kAddDepth +
+  cb.fill_cycles = quant + static_cast<double>(ceil_div(last, b.add_lanes)) + sch::kAddDepth +
                    beats(static_cast<double>(last), align(d.out_channel_base)) + sch::kStoreDepth;
   // Traffic: per chunk one read run per input and one write run, plus the {M_a, M_b, S} read.
   for (uint64_t n : {chunks - 1, uint64_t{1}}) {

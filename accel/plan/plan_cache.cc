@@ -91,9 +91,9 @@ uint64_t plan_key(std::span<const abi::LayerDesc> layers, const BoardProfile& b,
                    b.dma_byte_cycles, b.static_watts, b.pj_per_mac, b.pj_per_ddr_byte, b.instance_ddr_gbps}) {
     h.value(v);
   }
-  for (uint64_t v :
-       {uint64_t{b.mac_lanes}, uint64_t{b.mac_channels}, uint64_t{b.compute_units}, uint64_t{b.kernel_instances},
-        b.input_buffer_bytes, b.weight_buffer_bytes, b.output_buffer_bytes, uint64_t{b.burst_bytes}}) {
+  for (uint64_t v : {uint64_t{b.mac_lanes}, uint64_t{b.mac_channels}, uint64_t{b.compute_units},
+                     uint64_t{b.kernel_instances}, b.input_buffer_bytes, b.weight_buffer_bytes, b.output_buffer_bytes,
+                     uint64_t{b.burst_bytes}, uint64_t{b.add_lanes}, uint64_t{b.int8_macs_per_dsp}}) {
     h.value(v);
   }
   h.value(o.space);

@@ -17,9 +17,10 @@ constexpr double kBram18Bytes = 2048, kBram18Words = 512, kUramWords = 4096;
 // One requantiser: the 32 x 32-bit product of requantize() on 27x18 (DSP48E2) / 25x18 (DSP48E1)
 // multipliers takes 4 slices.
 constexpr double kDspPerRequantiser = 4;
-// The add's kAddLanes requantize_add units (accel_add.h), two int8 x int32 products each, 2 DSP48
-// per product; the average pool uses the conv store half's requantisers (one shared instance).
-constexpr double kDspOther = abi::schedule::kAddLanes * 2 * 2;
+// The add's requantize_add units (accel_add.h; the profile's add_lanes), two int8 x int32 products
+// each, 2 DSP48 per product; the average pool uses the conv store half's requantisers (one shared
+// instance).
+constexpr double kDspPerAddLane = 2 * 2;
 // ~2 BRAM36 of burst FIFOs per m_axi port (5). Pools and adds use the conv engine's buffers (an
 // add's operand chunks in an input tile, its result in a staging tile); the store half's pool
 // line buffers (kMaxPoolKernel lines x 64 lanes x kMaxTileC int8, 192 arrays of 256 bytes: ~6 K
@@ -45,7 +46,7 @@ ResourceEstimate estimate_resources(const BoardProfile& b) {
   const double macs_per_dsp = std::max(1u, b.int8_macs_per_dsp);
   e.dsp_macs = cus * std::ceil(static_cast<double>(b.macs_per_cycle()) / macs_per_dsp);
   e.dsp_requant = cus * b.mac_lanes * kDspPerRequantiser;
-  e.dsp_other = cus * kDspOther;
+  e.dsp_other = cus * b.add_lanes * kDspPerAddLane;
   // kernels/accel_conv.h conv_layer: the input and weight ping-pong pairs in abi::kBanks byte
   // banks each, the two int32 accumulator tiles (compute and store halves) cyclic by mac_lanes, in
   // URAM where the part has it (TESSERA_OUT_URAM), and the store half's int8 staging tile.

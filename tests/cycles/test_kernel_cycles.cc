@@ -188,6 +188,16 @@ void check_model(const std::filesystem::path& model) {
       .print(model.parent_path().filename().string() + "/" + model.filename().string());
 }
 
+// The counted C simulation is the kernel the zcu102 profile specifies (kernels/CMakeLists.txt reads
+// the macros from zcu102.toml, as kernels/Makefile does for the Vitis build): one hardware spec.
+TEST(KernelCycles, CountedKernelIsTheZcu102ProfilesKernel) {
+  const plan::BoardProfile b = zcu102();
+  EXPECT_EQ(TESSERA_MAC_LANES, b.mac_lanes);
+  EXPECT_EQ(TESSERA_MAC_CHANNELS, b.mac_channels);
+  EXPECT_EQ(TESSERA_INT8_PACK, b.int8_macs_per_dsp == 2 ? 1 : 0);
+  EXPECT_EQ(TESSERA_ADD_LANES, b.add_lanes);
+}
+
 TEST(KernelCycles, BundledModelMatchesCostModel) {
   check_model(std::filesystem::path(TESSERA_SOURCE_DIR) / "models/fashion-mnist");
 }

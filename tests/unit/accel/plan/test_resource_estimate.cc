@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "accel/plan/board_profile.h"
 #include "accel/plan/resource_estimate.h"
@@ -42,6 +43,8 @@ TEST(ResourceEstimate, Zcu102ByHand) {
   const ResourceEstimate e = estimate_resources(*b);
   EXPECT_DOUBLE_EQ(e.dsp_macs, 1024);
   EXPECT_DOUBLE_EQ(e.dsp_requant, 64 * 4);
+  // 32 add lanes, two int8 x int32 products of 2 DSP48E2 each.
+  EXPECT_DOUBLE_EQ(e.dsp_other, 32 * 2 * 2);
   // 64 KB over 64 banks = one BRAM18 (2 KiB, half used) per bank, two buffers of each kind.
   EXPECT_DOUBLE_EQ(e.bram_input, 2 * 64 * 0.5);
   EXPECT_DOUBLE_EQ(e.bram_weight, 2 * 64 * 0.5);
@@ -51,6 +54,29 @@ TEST(ResourceEstimate, Zcu102ByHand) {
   EXPECT_DOUBLE_EQ(e.bram_stage, 2 * 64 * 0.5);
   EXPECT_DOUBLE_EQ(e.uram(), 0);
   EXPECT_DOUBLE_EQ(e.dsp_avail, 2520);
+}
+
+// Issue 27 point 3: with DSPs counted as kernels/accel_pack.h maps them, each profile's kernel is
+// the largest that fits: doubling its array's lanes or channels (up to kernel_abi.h's 64 x 64),
+// doubling its add lanes (up to kMaxAddLanes) or adding a kernel instance leaves the 80% margin.
+TEST(ResourceEstimate, EveryProfileHasTheLargestKernelThatFits) {
+  for (const std::string& name : board_names()) {
+    if (name == "zc702") continue;  // fits nothing (above)
+    SCOPED_TRACE(name);
+    Result<BoardProfile> b = load_board_profile(name);
+    ASSERT_TRUE(b.is_ok()) << b.status().message();
+    ASSERT_TRUE(estimate_resources(*b).fits());
+    std::vector<BoardProfile> larger;
+    if (b->mac_lanes * 2 <= abi::kMaxTileM) larger.push_back(*b), larger.back().mac_lanes *= 2;
+    if (b->mac_channels * 2 <= abi::kMaxVector) larger.push_back(*b), larger.back().mac_channels *= 2;
+    if (b->add_lanes * 2 <= abi::schedule::kMaxAddLanes) larger.push_back(*b), larger.back().add_lanes *= 2;
+    larger.push_back(*b), larger.back().kernel_instances += 1;
+    for (const BoardProfile& l : larger) {
+      const ResourceEstimate e = estimate_resources(l);
+      EXPECT_FALSE(e.fits()) << l.kernel_instances << " x " << l.mac_lanes << " x " << l.mac_channels << ", "
+                             << l.add_lanes << " add lanes fits too: " << resource_summary(e);
+    }
+  }
 }
 
 }  // namespace
