@@ -72,28 +72,34 @@ void pack_weights_dot(const int8_t* weights, uint32_t m, uint32_t k, int32_t* pa
   }
 }
 
+// Four rows of 16 pixels -> four vectors of 4 pixels x the 4 rows (one quad of k per pixel).
+TESSERA_NEON inline void transpose_quad(const int8x16_t (&r)[4], int8_t* out) {
+  // Pairs of k per pixel (pixels 0-7, 8-15), then quads: 16-bit zips of the pairs.
+  const int16x8_t a_lo = vreinterpretq_s16_s8(vzip1q_s8(r[0], r[1]));
+  const int16x8_t a_hi = vreinterpretq_s16_s8(vzip2q_s8(r[0], r[1]));
+  const int16x8_t b_lo = vreinterpretq_s16_s8(vzip1q_s8(r[2], r[3]));
+  const int16x8_t b_hi = vreinterpretq_s16_s8(vzip2q_s8(r[2], r[3]));
+  vst1q_s8(out, vreinterpretq_s8_s16(vzip1q_s16(a_lo, b_lo)));
+  vst1q_s8(out + 16, vreinterpretq_s8_s16(vzip2q_s16(a_lo, b_lo)));
+  vst1q_s8(out + 32, vreinterpretq_s8_s16(vzip1q_s16(a_hi, b_hi)));
+  vst1q_s8(out + 48, vreinterpretq_s8_s16(vzip2q_s16(a_hi, b_hi)));
+}
+
 // panel[(q * 4 + v) * 16 + 4 * j + b] = x[4q + b][4v + j] for quads q, v < 4, j < 4, b < 4: the
 // 16 columns at col, rows past k read as zero (col holds round_up(k, 2) rows of `stride` bytes,
 // each readable for 16 bytes). A 4 x 16 byte transpose by zips, as vnni::pack_quads.
 TESSERA_NEON void pack_panel(const int8_t* col, size_t stride, uint32_t k, int8_t* panel) {
-  const uint32_t quads = quads_of(k);
-  for (uint32_t q = 0; q < quads; ++q) {
-    int8x16_t r[4];
-    for (uint32_t b = 0; b < 4; ++b) {
-      const uint32_t row = 4 * q + b;
-      r[b] = row < k ? vld1q_s8(col + row * stride) : vdupq_n_s8(0);
-    }
-    // Pairs of k per pixel (pixels 0-7, 8-15), then quads: 16-bit zips of the pairs.
-    const int16x8_t a_lo = vreinterpretq_s16_s8(vzip1q_s8(r[0], r[1]));
-    const int16x8_t a_hi = vreinterpretq_s16_s8(vzip2q_s8(r[0], r[1]));
-    const int16x8_t b_lo = vreinterpretq_s16_s8(vzip1q_s8(r[2], r[3]));
-    const int16x8_t b_hi = vreinterpretq_s16_s8(vzip2q_s8(r[2], r[3]));
-    int8_t* out = panel + static_cast<size_t>(q) * 64;
-    vst1q_s8(out, vreinterpretq_s8_s16(vzip1q_s16(a_lo, b_lo)));
-    vst1q_s8(out + 16, vreinterpretq_s8_s16(vzip2q_s16(a_lo, b_lo)));
-    vst1q_s8(out + 32, vreinterpretq_s8_s16(vzip1q_s16(a_hi, b_hi)));
-    vst1q_s8(out + 48, vreinterpretq_s8_s16(vzip2q_s16(a_hi, b_hi)));
+  uint32_t q = 0;
+  int8x16_t r[4];
+  for (; 4 * q + 4 <= k; ++q) {
+    const int8_t* rows = col + static_cast<size_t>(4 * q) * stride;
+    for (uint32_t b = 0; b < 4; ++b) r[b] = vld1q_s8(rows + b * stride);
+    transpose_quad(r, panel + static_cast<size_t>(q) * 64);
   }
+  if (4 * q == k) return;
+  // The last, partial quad: rows past k are zero (col has only round_up(k, 2) of them).
+  for (uint32_t b = 0; b < 4; ++b) r[b] = 4 * q + b < k ? vld1q_s8(col + (4 * q + b) * stride) : vdupq_n_s8(0);
+  transpose_quad(r, panel + static_cast<size_t>(q) * 64);
 }
 
 // Channel L's four accumulators (pixels 0-3, 4-7, 8-11, 12-15) += the panel's four vectors by
