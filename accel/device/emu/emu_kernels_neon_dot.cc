@@ -16,8 +16,8 @@
 // pixels: 16 accumulators, 4 panel vectors and 1 weight vector of the 32 registers.
 //
 // Only micro_kernel carries the dot product (the target attribute below: GCC's assembler takes
-// sdot from armv8.2-a+dotprod, clang's from +dotprod; `sdot` in inline assembly, which clang
-// 14's arm_neon.h offers only to a file built with dotprod). Everything else in this file is
+// sdot under armv8.2-a+dotprod, clang's under dotprod; `sdot` as inline assembly because clang
+// 14's arm_neon.h declares vdotq_laneq_s32 only in a file built with dotprod). Everything else is
 // armv8-a code, and neon_dot_kernels() offers the table only when the kernel reports
 // HWCAP_ASIMDDP, so the build still runs on the ZCU102/ZCU104's Cortex-A53 (no dot product). A
 // CPU with the dot product implements Armv8.2 or later (FEAT_DotProd is an Armv8.2 option), so
