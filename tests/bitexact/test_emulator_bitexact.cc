@@ -2,9 +2,9 @@
 // simulation (kernels/tessera_accel.cpp): hundreds of random valid layers and a few small
 // networks, run by both on identical arenas, must leave byte-identical arenas. Each suite runs
 // once per version of the emulator's inner loops (emu::kernel_paths: AVX-512 VNNI, AVX-VNNI,
-// AVX2, NEON with 2 threads, the portable loops with 3), named by the version's id
-// (.../avx512_vnni); a version this build or CPU lacks is skipped with the reason, so a cross
-// build under qemu checks NEON too. Seeded: set TESSERA_BITEXACT_SEED to replay a run.
+// AVX2, NEON dot product, NEON with 2 threads, the portable loops with 3), named by the version's
+// id (.../avx512_vnni); a version this build or CPU lacks is skipped with the reason, so a cross
+// build under qemu checks both NEON versions too. Seeded: set TESSERA_BITEXACT_SEED to replay a run.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -60,12 +60,21 @@ std::vector<KernelPath> kernel_paths() {
 #else
   const char* neon = "ARM only";
 #endif
+#if defined(__aarch64__)
+  const char* neon_dot = "CPU lacks the Armv8.2 dot product (asimddp)";
+#elif defined(__arm__)
+  const char* neon_dot = "aarch64 only";
+#else
+  const char* neon_dot = neon;
+#endif
   const auto path = [](const char* id, const EmuKernels* k, const char* why) {
     return KernelPath{id, k, k != nullptr ? std::string() : std::string(why)};
   };
-  return {path("avx512-vnni", vnni512_kernels(), vnni), path("avx-vnni", avxvnni_kernels(), avxvnni),
-          path("avx2", avx2_kernels(), avx2), path("neon", neon_kernels(), neon),
-          path("scalar", &scalar_kernels(), "")};
+  return {
+      path("avx512-vnni", vnni512_kernels(), vnni), path("avx-vnni", avxvnni_kernels(), avxvnni),
+      path("avx2", avx2_kernels(), avx2),           path("neon-dot", neon_dot_kernels(), neon_dot),
+      path("neon", neon_kernels(), neon),           path("scalar", &scalar_kernels(), ""),
+  };
 }
 
 Result<const EmuKernels*> select_kernels() {
@@ -104,7 +113,8 @@ const EmuKernels& emu_kernels() {
 
 std::vector<const EmuKernels*> available_kernels() {
   std::vector<const EmuKernels*> all{&scalar_kernels()};
-  for (const EmuKernels* simd : {avx2_kernels(), avxvnni_kernels(), vnni512_kernels(), neon_kernels()}) {
+  for (const EmuKernels* simd :
+       {avx2_kernels(), avxvnni_kernels(), vnni512_kernels(), neon_kernels(), neon_dot_kernels()}) {
     if (simd != nullptr) all.push_back(simd);
   }
   return all;

@@ -2,8 +2,9 @@
 // per-channel requantisation, the direct conv's multiply-accumulate rows, a requantise-a-row
 // helper, and the pool's and add's element loops. Each has a portable version
 // (emu_kernels_scalar.cc), an AVX2 version (emu_conv_avx2.cc, x86), AVX-512 VNNI and AVX-VNNI
-// GEMMs over the AVX2 element loops (emu_conv_vnni512.cc, emu_conv_avxvnni.cc, x86-64) and a NEON
-// version (emu_kernels_neon.cc, aarch64 and 32-bit ARM); emu_kernels() picks one at run time
+// GEMMs over the AVX2 element loops (emu_conv_vnni512.cc, emu_conv_avxvnni.cc, x86-64), a NEON
+// version (emu_kernels_neon.cc, aarch64 and 32-bit ARM) and an Armv8.2 dot product (sdot) GEMM
+// over the NEON element loops (emu_kernels_neon_dot.cc, aarch64); emu_kernels() picks one at run time
 // (TESSERA_EMU_KERNELS forces one). All versions give identical bytes: the arithmetic is integer
 // and the rounding is abi::requantize's.
 #pragma once
@@ -67,8 +68,8 @@ void pack_weights_quads(const int8_t* weights, uint32_t m, uint32_t k, int32_t* 
 
 // The selected implementation's entry points.
 struct EmuKernels {
-  const char* id;    // TESSERA_EMU_KERNELS' value: "avx512-vnni" | "avx-vnni" | "avx2" | "neon" | "scalar"
-  const char* name;  // for people (the device name): "AVX-512 VNNI" | "AVX-VNNI" | "AVX2" | "NEON" | "scalar"
+  const char* id;    // TESSERA_EMU_KERNELS' value: "avx512-vnni" | "avx-vnni" | "avx2" | "neon-dot" | "neon" | "scalar"
+  const char* name;  // for people (the device name): "AVX-512 VNNI", "AVX-VNNI", "AVX2", "NEON dot product", ...
   // The GEMM's weight layout: pack (null: gemm reads GemmArgs::weights) writes packed_words(m, k)
   // words; a block of gemm_rows channels starting at channel c (a multiple of gemm_rows) is at
   // packed_words(c, k).
@@ -103,6 +104,9 @@ const EmuKernels* avxvnni_kernels();
 // Null where the NEON version is not compiled in (non-ARM builds) or the CPU lacks NEON (32-bit
 // ARM only: Debian's armhf baseline is VFPv3-D16 without NEON; aarch64 always has it).
 const EmuKernels* neon_kernels();
+// Null where the dot product GEMM is not compiled in (aarch64 only) or the CPU lacks the Armv8.2
+// dot product (the kernel's HWCAP_ASIMDDP, "asimddp" in /proc/cpuinfo: Cortex-A53 has none).
+const EmuKernels* neon_dot_kernels();
 
 // One version of the loops as this build and CPU see it: kernels is null when it cannot run,
 // and `missing` says why ("CPU lacks AVX-VNNI", "x86-64 only").

@@ -1,11 +1,16 @@
 // Every version of the emulator's inner loops (emu::kernel_paths: AVX-512 VNNI, AVX-VNNI, AVX2,
-// NEON, scalar; one this build or CPU lacks is skipped with the reason) against the ABI's
+// NEON dot product, NEON, scalar; one this build or CPU lacks is skipped with the reason) against the ABI's
 // arithmetic written out here, on random operands that reach the edges: int8 -128, accumulators
 // that wrap, multipliers and shifts over their whole range (products that leave int32 after the
 // shift), odd k and ragged widths, and a GEMM of -128/127 everywhere over a k long enough to wrap
 // int32. The emulator's bit-exactness against the HLS kernel is tests/bitexact; these pin each
 // loop alone.
 #include <gtest/gtest.h>
+
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -287,6 +292,30 @@ TEST(EmuKernelsSelection, ScalarFirstAndTheDefaultIsAvailable) {
 #endif
 }
 
+// The dot product path exactly where the CPU reports it: under qemu-aarch64 both ways (its
+// default CPU, "max", has it; QEMU_CPU=cortex-a53 has not: tests/unit/CMakeLists.txt runs this
+// suite both ways), and on an aarch64 CPU with it, it is the default.
+TEST(EmuKernelsSelection, NeonDotOnlyWhereTheCpuHasTheDotProduct) {
+#if defined(__aarch64__)
+  const bool has_dot = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  std::printf("this CPU %s the Armv8.2 dot product (HWCAP_ASIMDDP)\n", has_dot ? "has" : "lacks");
+  EXPECT_EQ(neon_dot_kernels() != nullptr, has_dot);
+  if (has_dot) {
+    EXPECT_STREQ(neon_dot_kernels()->id, "neon-dot");
+    if (std::getenv("TESSERA_EMU_KERNELS") == nullptr && std::getenv("TESSERA_EMU_SCALAR") == nullptr) {
+      EXPECT_EQ(&emu_kernels(), neon_dot_kernels());
+    }
+  }
+  for (const KernelPath& path : kernel_paths()) {
+    if (std::string(path.id) != "neon-dot") continue;
+    EXPECT_EQ(path.kernels, neon_dot_kernels());
+    EXPECT_EQ(path.missing, has_dot ? "" : "CPU lacks the Armv8.2 dot product (asimddp)");
+  }
+#else
+  EXPECT_EQ(neon_dot_kernels(), nullptr);
+#endif
+}
+
 // TESSERA_EMU_KERNELS forces each path this CPU has, refuses one it lacks saying why, and an
 // unknown name listing the known ones; unset, the fastest available path runs.
 TEST(EmuKernelsSelection, TheEnvironmentForcesAPathOrSaysWhyNot) {
@@ -317,7 +346,7 @@ TEST(EmuKernelsSelection, TheEnvironmentForcesAPathOrSaysWhyNot) {
   ::setenv("TESSERA_EMU_KERNELS", "avx3", 1);
   Result<const EmuKernels*> unknown = select_kernels();
   ASSERT_FALSE(unknown.is_ok());
-  EXPECT_NE(unknown.status().message().find("avx512-vnni|avx-vnni|avx2|neon|scalar"), std::string::npos)
+  EXPECT_NE(unknown.status().message().find("avx512-vnni|avx-vnni|avx2|neon-dot|neon|scalar"), std::string::npos)
       << unknown.status().message();
   if (saved != nullptr) {
     ::setenv("TESSERA_EMU_KERNELS", restore.c_str(), 1);
