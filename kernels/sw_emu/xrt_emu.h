@@ -84,6 +84,9 @@ using KernelFn = void (*)(const uint32_t*, const int8_t*, const int32_t*, int8_t
 
 // Checks XRT's environment contract and loads the device side; throws as libxrt_coreutil does.
 KernelFn device_side();
+// The kernel for compute unit slot `slot` (card x 8 + unit): its own copy of the device side when
+// possible; else the shared one, with `*serialise` the mutex its callers must hold.
+KernelFn compute_unit_kernel(unsigned slot, std::mutex** serialise);
 
 }  // namespace tessera_xrt_emu
 
@@ -111,17 +114,19 @@ struct Card;
 // One compute unit: a worker thread runs its commands in order, as the CU would.
 class ComputeUnit {
  public:
-  ComputeUnit(Card* card, CuInfo info, KernelFn kernel);
+  ComputeUnit(Card* card, CuInfo info, KernelFn kernel, std::mutex* serialise);
   ~ComputeUnit();
   void submit(std::shared_ptr<xrt::run_impl> run);
   const CuInfo& info() const { return info_; }
   uint64_t runs_done() const;
+  void clear_count();
 
  private:
   void loop();
   Card* card_;
   const CuInfo info_;
   const KernelFn kernel_;
+  std::mutex* const serialise_;  // held around kernel_ calls when the copy is shared; else null
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<xrt::run_impl>> queue_;

@@ -52,6 +52,7 @@ void configure(Cards& c) {
   }
   for (auto& card : c.cards) {
     std::lock_guard lock(card->mu);
+    for (auto& cu : card->cus) cu->clear_count();
     card->faults = faults;
     card->vanished = false;
     card->runs = card->allocs = 0;
@@ -105,20 +106,56 @@ FaultPlan parse_faults(const std::string& spec) {
   return plan;
 }
 
+namespace {
+std::string shim_path() {
+  // libxrt_coreutil's contract: the shim comes from $XILINX_XRT/lib, nowhere else.
+  const std::string root = env_text("XILINX_XRT");
+  if (root.empty()) throw std::runtime_error("XILINX_XRT not set");
+  return root + "/lib/libxrt_core.so.2";
+}
+
+KernelFn kernel_of(void* handle, const std::string& shim) {
+  auto kernel = reinterpret_cast<KernelFn>(dlsym(handle, "tessera_xrt_emu_kernel"));
+  if (kernel == nullptr) throw std::runtime_error(shim + " is not the emulated device side (no tessera_xrt_emu_kernel)");
+  return kernel;
+}
+}  // namespace
+
 KernelFn device_side() {
   static std::mutex mu;
   static KernelFn kernel = nullptr;
   std::lock_guard lock(mu);
   if (kernel != nullptr) return kernel;
-  // libxrt_coreutil's contract: the shim comes from $XILINX_XRT/lib, nowhere else.
-  const std::string root = env_text("XILINX_XRT");
-  if (root.empty()) throw std::runtime_error("XILINX_XRT not set");
-  const std::string shim = root + "/lib/libxrt_core.so.2";
+  const std::string shim = shim_path();
   void* handle = dlopen(shim.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) throw std::runtime_error("Failed to open library '" + shim + "': " + dlerror());
-  kernel = reinterpret_cast<KernelFn>(dlsym(handle, "tessera_xrt_emu_kernel"));
-  if (kernel == nullptr) throw std::runtime_error(shim + " is not the emulated device side (no tessera_xrt_emu_kernel)");
+  kernel = kernel_of(handle, shim);
   return kernel;
+}
+
+KernelFn compute_unit_kernel(unsigned slot, std::mutex** serialise) {
+  // The kernel keeps its on-chip buffers in static storage, one set per instance on the fabric:
+  // each compute unit gets its own copy of the device side in a separate link-map namespace.
+  // Should the namespaces run out (glibc has 16), the shared copy serialises its compute units.
+  static std::mutex mu;
+  static std::mutex shared_copy;
+  static std::vector<KernelFn> kernels;
+  const KernelFn shared = device_side();
+  std::lock_guard lock(mu);
+  if (slot < kernels.size() && kernels[slot] != nullptr) {
+    *serialise = nullptr;
+    return kernels[slot];
+  }
+  const std::string shim = shim_path();
+  void* handle = dlmopen(LM_ID_NEWLM, shim.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    *serialise = &shared_copy;
+    return shared;
+  }
+  if (kernels.size() <= slot) kernels.resize(slot + 1);
+  kernels[slot] = kernel_of(handle, shim);
+  *serialise = nullptr;
+  return kernels[slot];
 }
 
 unsigned card_count() {
@@ -179,8 +216,8 @@ class kernel_impl {
 
 namespace tessera_xrt_emu {
 
-ComputeUnit::ComputeUnit(Card* card, CuInfo info, KernelFn kernel)
-    : card_(card), info_(std::move(info)), kernel_(kernel), thread_([this] { loop(); }) {}
+ComputeUnit::ComputeUnit(Card* card, CuInfo info, KernelFn kernel, std::mutex* serialise)
+    : card_(card), info_(std::move(info)), kernel_(kernel), serialise_(serialise), thread_([this] { loop(); }) {}
 
 ComputeUnit::~ComputeUnit() {
   {
@@ -197,6 +234,11 @@ void ComputeUnit::submit(std::shared_ptr<xrt::run_impl> run) {
     queue_.push_back(std::move(run));
   }
   cv_.notify_all();
+}
+
+void ComputeUnit::clear_count() {
+  std::lock_guard lock(mu_);
+  done_ = 0;
 }
 
 uint64_t ComputeUnit::runs_done() const {
@@ -230,9 +272,11 @@ void ComputeUnit::loop() {
       run->state = ERT_CMD_STATE_RUNNING;
       lock.unlock();
       auto& a = run->args;
+      std::unique_lock shared_copy = serialise_ ? std::unique_lock(*serialise_) : std::unique_lock<std::mutex>();
       kernel_(reinterpret_cast<const uint32_t*>(a[0]->dev.data()), reinterpret_cast<const int8_t*>(a[1]->dev.data()),
               reinterpret_cast<const int32_t*>(a[2]->dev.data()), reinterpret_cast<int8_t*>(a[3]->dev.data()),
               reinterpret_cast<uint32_t*>(a[4]->dev.data()));
+      shared_copy = {};
       std::lock_guard done_lock(mu_);
       ++done_;
     }
@@ -263,13 +307,17 @@ device::operator xclDeviceHandle() const { return handle.get(); }
 uuid device::load_xclbin(const xrt::xclbin& xclbin) {
   auto data = tessera_xrt_emu::data_of(xclbin);
   tessera_xrt_emu::Card& card = *handle->card;
-  const tessera_xrt_emu::KernelFn kernel = tessera_xrt_emu::device_side();
   std::lock_guard lock(card.mu);
   if (card.vanished) throw std::runtime_error("load_xclbin: the emulated card is gone");
   // The same uuid is not downloaded again (as XRT does): its compute units and their state stay.
   if (!card.xclbin || std::memcmp(card.xclbin->uuid, data->uuid, sizeof(data->uuid)) != 0) {
     card.cus.clear();
-    for (const auto& cu : data->cus) card.cus.push_back(std::make_shared<tessera_xrt_emu::ComputeUnit>(&card, cu, kernel));
+    for (const auto& cu : data->cus) {
+      std::mutex* serialise = nullptr;
+      const auto slot = static_cast<unsigned>(card.index * 8 + card.cus.size());
+      const tessera_xrt_emu::KernelFn own = tessera_xrt_emu::compute_unit_kernel(slot, &serialise);
+      card.cus.push_back(std::make_shared<tessera_xrt_emu::ComputeUnit>(&card, cu, own, serialise));
+    }
     card.xclbin = data;
   }
   return uuid(data->uuid);

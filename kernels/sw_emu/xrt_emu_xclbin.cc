@@ -145,6 +145,12 @@ class xclbin_impl {
 class xclbin::kernel_impl {
  public:
   tessera_xrt_emu::KernelInfo info;
+  std::vector<std::string> cus;  // IP_LAYOUT names "kernel:instance" of its compute units
+};
+
+class xclbin::ip_impl {
+ public:
+  std::string name;
 };
 
 xclbin::xclbin(const std::string& filename)
@@ -153,7 +159,13 @@ xclbin::xclbin(const std::string& filename)
 std::vector<xclbin::kernel> xclbin::get_kernels() const {
   if (!handle) throw std::runtime_error("xclbin: empty object");
   std::vector<kernel> kernels;
-  for (const auto& k : handle->data->kernels) kernels.emplace_back(std::make_shared<kernel_impl>(kernel_impl{k}));
+  for (const auto& k : handle->data->kernels) {
+    auto impl = std::make_shared<kernel_impl>(kernel_impl{k, {}});
+    for (const auto& cu : handle->data->cus) {
+      if (cu.kernel == k.name) impl->cus.push_back(cu.kernel + ":" + cu.instance);
+    }
+    kernels.emplace_back(std::move(impl));
+  }
   return kernels;
 }
 
@@ -165,6 +177,14 @@ const axlf* xclbin::get_axlf() const {
 std::string xclbin::kernel::get_name() const { return handle->info.name; }
 
 size_t xclbin::kernel::get_num_args() const { return handle->info.args.size(); }
+
+std::vector<xclbin::ip> xclbin::kernel::get_cus() const {
+  std::vector<ip> cus;
+  for (const auto& name : handle->cus) cus.emplace_back(std::make_shared<ip_impl>(ip_impl{name}));
+  return cus;
+}
+
+std::string xclbin::ip::get_name() const { return handle->name; }
 
 }  // namespace xrt
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "accel/device/device_registry.h"
@@ -34,7 +35,7 @@ fs::path emu_xclbin(const std::string& board) {
 
 // Card `index` with the emulated xclbin of `board`'s layout, through XrtDevice::open.
 std::unique_ptr<Device> open(const std::string& board = "zcu102", unsigned index = 0) {
-  auto device = XrtDevice::open({.index = index, .xclbin = emu_xclbin(board), .board = board});
+  auto device = XrtDevice::open({.index = index, .xclbin = emu_xclbin(board), .board = board, .compute_unit = ""});
   EXPECT_TRUE(device.is_ok()) << device.status().to_string();
   return device.is_ok() ? std::move(device).value() : nullptr;
 }
@@ -235,6 +236,75 @@ TEST_F(EmulatedXrt, DevicesAllOpensEveryCard) {
   const std::vector<int8_t> want = run_on(emu, p, c.batch, c.arena);
   for (auto& opened : *devices) {
     EXPECT_TRUE(run_on(*opened.device, p, c.batch, c.arena) == want) << "card " << opened.index;
+  }
+}
+
+// --- the aws-f1 layout: three instances of the kernel, each on its own DDR bank ---
+
+TEST_F(EmulatedXrt, TheXclbinNamesItsComputeUnitsAndBanks) {
+  auto units = xrt_compute_units(emu_xclbin("aws_f1"));
+  ASSERT_TRUE(units.is_ok()) << units.status().to_string();
+  EXPECT_EQ(*units, (std::vector<std::string>{"tessera_accel_1", "tessera_accel_2", "tessera_accel_3"}));
+  auto f1 = open("aws_f1");
+  ASSERT_NE(f1, nullptr);
+  // What tesserad logs at load (the same text on a board): uuid, compute units, banks.
+  const std::string detail = f1->info().detail;
+  EXPECT_NE(detail.find("xclbin uuid "), std::string::npos) << detail;
+  EXPECT_NE(detail.find("tessera_accel_2 [program:DDR[1] weights:DDR[1] quant:DDR[1] arena:DDR[1] status:DDR[1]]"),
+            std::string::npos)
+      << detail;
+  auto zcu102 = open("zcu102");
+  ASSERT_NE(zcu102, nullptr);
+  EXPECT_NE(zcu102->info().detail.find("tessera_accel_1 [program:HP0 weights:HP1 quant:HP0 arena:HP2 status:HP0]"),
+            std::string::npos)
+      << zcu102->info().detail;
+}
+
+// The kernel opened by its name alone gets buffers in the first instance's bank (group_id), so
+// XRT can only ever pick that instance: why open_devices opens one device per compute unit.
+TEST_F(EmulatedXrt, TheKernelByNameAloneRunsOnTheFirstInstanceOnly) {
+  auto f1 = open("aws_f1");
+  ASSERT_NE(f1, nullptr);
+  LoadedCase c = load_case(*f1);
+  ASSERT_NE(c.loaded, nullptr);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(c.run().is_ok());
+  EXPECT_EQ(emulated_cu_runs(0, "tessera_accel_1"), 4);
+  EXPECT_EQ(emulated_cu_runs(0, "tessera_accel_2"), 0);
+  EXPECT_EQ(emulated_cu_runs(0, "tessera_accel_3"), 0);
+}
+
+TEST_F(EmulatedXrt, OpenDevicesGivesOneDevicePerInstanceAndTheyRunSideBySide) {
+  DeviceOptions options;
+  options.kind = "xrt";
+  options.board = "aws-f1";
+  options.xclbin = emu_xclbin("aws_f1");
+  std::string note;
+  auto devices = open_devices(options, &note);
+  ASSERT_TRUE(devices.is_ok()) << devices.status().to_string();
+  ASSERT_EQ(devices->size(), 3U) << note;
+  for (unsigned i = 0; i < 3; ++i) {
+    EXPECT_EQ((*devices)[i].index, i);
+    EXPECT_NE((*devices)[i].device->info().detail.find("compute unit tessera_accel_" + std::to_string(i + 1)),
+              std::string::npos)
+        << (*devices)[i].device->info().detail;
+  }
+  CaseGenerator generator(20240611u ^ 0x4);
+  const BitexactCase c = generator.network_case();
+  const CompiledProgram p = whole_arena_io(c.program);
+  EmuDevice emu;
+  const std::vector<int8_t> want = run_on(emu, p, c.batch, c.arena);
+  // One thread per instance, each running batches on its own device, at the same time.
+  std::vector<std::thread> threads;
+  std::vector<int> matches(3, 0);
+  for (unsigned i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] {
+      for (int r = 0; r < 3; ++r) matches[i] += run_on(*(*devices)[i].device, p, c.batch, c.arena) == want ? 1 : 0;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (unsigned i = 0; i < 3; ++i) {
+    EXPECT_EQ(matches[i], 3) << "instance " << i + 1;
+    EXPECT_EQ(emulated_cu_runs(0, "tessera_accel_" + std::to_string(i + 1)), 3) << "instance " << i + 1;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <experimental/xrt_system.h>
 #include <version.h>  // XRT's build version (xrt_build_version)
 
+#include <algorithm>
 #include <utility>
 
 #include "accel/device/xrt/xrt_env.h"
@@ -64,15 +65,40 @@ Status open_handles(XrtHandles& handles, unsigned index, const std::filesystem::
                                  e);
   }
   try {
-    handles.kernel = xrt::kernel(handles.device, handles.uuid, kXrtKernelName);
+    handles.kernel = xrt::kernel(handles.device, handles.uuid, handles.kernel_name);
   } catch (const std::exception& e) {
     return status_from_exception(StatusCode::kFailedPrecondition,
-                                 std::string("kernel ") + kXrtKernelName + " of " + xclbin_path.string(), e);
+                                 "kernel " + handles.kernel_name + " of " + xclbin_path.string(), e);
   }
   return Status::ok();
 }
 
+// "uuid U, compute units tessera_accel_1 [program:HP0 weights:HP1 ...], ...": what the xclbin
+// loaded on the card holds, for the daemon's log line at load (the same on a board).
+std::string describe_layout(const XclbinLayout& layout) {
+  static constexpr const char* kArgNames[kXrtKernelArgs] = {"program", "weights", "quant", "arena", "status"};
+  std::string text = "xclbin uuid " + (layout.uuid.empty() ? std::string("unknown") : layout.uuid) + ", kernel " +
+                     kXrtKernelName + " compute units";
+  for (size_t i = 0; i < layout.compute_units.size(); ++i) {
+    const XclbinComputeUnit& cu = layout.compute_units[i];
+    text += (i == 0 ? " " : ", ") + cu.name + " [";
+    for (int arg = 0; arg < kXrtKernelArgs; ++arg) {
+      text += std::string(arg == 0 ? "" : " ") + kArgNames[arg] + ":" + (cu.banks[arg].empty() ? "?" : cu.banks[arg]);
+    }
+    text += "]";
+  }
+  if (layout.compute_units.empty()) text += " none listed";
+  return text;
+}
+
 }  // namespace
+
+Result<std::vector<std::string>> xrt_compute_units(const std::filesystem::path& xclbin) {
+  TESSERA_ASSIGN_OR_RETURN(const xrt::xclbin file, read_xclbin(xclbin));
+  std::vector<std::string> names;
+  for (const XclbinComputeUnit& cu : xclbin_layout(file).compute_units) names.push_back(cu.name);
+  return names;
+}
 
 XrtDevice::~XrtDevice() = default;
 
@@ -95,6 +121,16 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
   auto handles = std::make_unique<XrtHandles>();
   handles->xclbin = std::move(xclbin).value();
   handles->xclbin_path = options.xclbin;
+  const XclbinLayout layout = xclbin_layout(handles->xclbin);
+  if (!options.compute_unit.empty()) {
+    const bool listed = std::any_of(layout.compute_units.begin(), layout.compute_units.end(),
+                                    [&](const XclbinComputeUnit& cu) { return cu.name == options.compute_unit; });
+    if (!listed) {
+      return Status::failed_precondition("compute unit " + options.compute_unit + " not in xclbin " +
+                                         options.xclbin.string() + " (" + describe_layout(layout) + ")");
+    }
+    handles->kernel_name = std::string(kXrtKernelName) + ":{" + options.compute_unit + "}";
+  }
   handles->kernel_clock_mhz = xclbin_data_clock_mhz(handles->xclbin);
   const std::string where = "Xilinx device " + std::to_string(options.index);
   TESSERA_RETURN_IF_ERROR(open_handles(*handles, options.index, options.xclbin));
@@ -107,7 +143,9 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
   info.detail = "xclbin " + options.xclbin.string() + ", XRT " + xrt_build_version + ", device " +
                 std::to_string(options.index) + " (" + device_text<xrt::info::device::bdf>(handles->device, "no bdf") +
                 "), kernel clock " +
-                (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown");
+                (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown") +
+                (options.compute_unit.empty() ? "" : ", compute unit " + options.compute_unit) + "; " +
+                describe_layout(layout);
   return std::unique_ptr<Device>(new XrtDevice(std::move(handles), std::move(info), options));
 }
 
@@ -126,6 +164,7 @@ Status XrtDevice::reset() {
     std::lock_guard lock(mu_);
     handles->xclbin = handles_->xclbin;
     handles->xclbin_path = handles_->xclbin_path;
+    handles->kernel_name = handles_->kernel_name;
     handles->kernel_clock_mhz = handles_->kernel_clock_mhz;
   }
   TESSERA_RETURN_IF_ERROR(open_handles(*handles, options_.index, options_.xclbin));
