@@ -5,9 +5,11 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/types.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace tessera::testing {
@@ -39,6 +41,26 @@ inline std::string emulated_xrt_problem() {
   }
   if (dlsym(RTLD_DEFAULT, "tessera_xrt_emu_reset") == nullptr) return "libxrt_coreutil has no tessera_xrt_emu_reset";
   return "";
+}
+
+// "" when process `pid` (a tesserad this test started) mapped the emulated libxrt_coreutil, read
+// from /proc/PID/maps, else why not.
+inline std::string process_emulated_xrt_problem(pid_t pid) {
+  const char* expected = std::getenv("TESSERA_XRT_EMU_LIB_DIR");
+  if (expected == nullptr) return "TESSERA_XRT_EMU_LIB_DIR is not set (run this test through ctest)";
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line, loaded;
+  while (std::getline(maps, line)) {
+    const size_t at = line.find('/');
+    if (at == std::string::npos) continue;
+    const std::filesystem::path path = line.substr(at);
+    if (path.filename().string().rfind("libxrt_coreutil.so", 0) != 0) continue;
+    loaded = path.string();
+    std::error_code ec;
+    if (std::filesystem::equivalent(path.parent_path(), expected, ec)) return "";
+  }
+  return "process " + std::to_string(pid) + " mapped libxrt_coreutil '" + loaded + "', not the emulation in " +
+         expected + " (is LD_LIBRARY_PATH set?)";
 }
 
 // Sets the emulation's environment (cards and faults) and makes it read it again.
