@@ -73,21 +73,27 @@ Status open_handles(XrtHandles& handles, unsigned index, const std::filesystem::
   return Status::ok();
 }
 
-// "uuid U, compute units tessera_accel_1 [program:HP0 weights:HP1 ...], ...": what the xclbin
-// loaded on the card holds, for the daemon's log line at load (the same on a board).
-std::string describe_layout(const XclbinLayout& layout) {
+// "xclbin uuid U, kernel tessera_accel compute units tessera_accel_1 [program:HP0 weights:HP1 ...]":
+// what the xclbin on the card holds, for the daemon's log line at load (the same on a board).
+// With `only` set, that compute unit's banks alone (a device per compute unit).
+std::string describe_layout(const XclbinLayout& layout, const std::string& only = "") {
   static constexpr const char* kArgNames[kXrtKernelArgs] = {"program", "weights", "quant", "arena", "status"};
   std::string text = "xclbin uuid " + (layout.uuid.empty() ? std::string("unknown") : layout.uuid) + ", kernel " +
-                     kXrtKernelName + " compute units";
-  for (size_t i = 0; i < layout.compute_units.size(); ++i) {
-    const XclbinComputeUnit& cu = layout.compute_units[i];
-    text += (i == 0 ? " " : ", ") + cu.name + " [";
+                     kXrtKernelName + (only.empty() ? " compute units" : " compute unit");
+  bool first = true;
+  for (const XclbinComputeUnit& cu : layout.compute_units) {
+    if (!only.empty() && cu.name != only) continue;
+    text += (first ? " " : ", ") + cu.name + " [";
+    first = false;
     for (int arg = 0; arg < kXrtKernelArgs; ++arg) {
       text += std::string(arg == 0 ? "" : " ") + kArgNames[arg] + ":" + (cu.banks[arg].empty() ? "?" : cu.banks[arg]);
     }
     text += "]";
   }
-  if (layout.compute_units.empty()) text += " none listed";
+  if (first) text += " none listed";
+  if (!only.empty() && layout.compute_units.size() > 1) {
+    text += " (1 of " + std::to_string(layout.compute_units.size()) + ")";
+  }
   return text;
 }
 
@@ -144,8 +150,7 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
                 std::to_string(options.index) + " (" + device_text<xrt::info::device::bdf>(handles->device, "no bdf") +
                 "), kernel clock " +
                 (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown") +
-                (options.compute_unit.empty() ? "" : ", compute unit " + options.compute_unit) + "; " +
-                describe_layout(layout);
+                "; " + describe_layout(layout, options.compute_unit);
   return std::unique_ptr<Device>(new XrtDevice(std::move(handles), std::move(info), options));
 }
 
