@@ -167,8 +167,9 @@ Result<std::vector<OpenedDevice>> open_devices(const DeviceOptions& options, std
     TESSERA_ASSIGN_OR_RETURN(auto device, open_device(one, &note));
     // An xclbin with several instances of the kernel: one device per compute unit of this card,
     // numbered in list order.
-    const Result<std::vector<std::string>> units =
-        device->info().kind == "xrt" ? xrt_compute_units_of(one) : Result<std::vector<std::string>>(std::vector<std::string>{});
+    const Result<std::vector<std::string>> units = device->info().kind == "xrt"
+                                                       ? xrt_compute_units_of(one)
+                                                       : Result<std::vector<std::string>>(std::vector<std::string>{});
     if (units.is_ok() && units->size() > 1) {
       device.reset();
       for (const std::string& unit : *units) {

@@ -28,7 +28,7 @@ struct DeviceOptions {
   // each on its own DDR bank) becomes one device per instance, so an instance group runs batches
   // on all of them side by side.
   std::string xrt_compute_unit;
-  std::string emu_faults;        // emu: injected faults, "fail-run=3,reset-ms=500" (emu/emu_faults.h); "" = none
+  std::string emu_faults;  // emu: injected faults, "fail-run=3,reset-ms=500" (emu/emu_faults.h); "" = none
 };
 
 // Where the xclbin is looked for when DeviceOptions::xclbin is empty, after $TESSERA_XCLBIN.

@@ -49,8 +49,8 @@ struct KernelInfo {
   std::vector<KernelArg> args;
 };
 struct CuInfo {
-  std::string kernel;    // "tessera_accel"
-  std::string instance;  // "tessera_accel_1"
+  std::string kernel;         // "tessera_accel"
+  std::string instance;       // "tessera_accel_1"
   std::vector<int> arg_bank;  // mem_topology index per argument index; -1 when not connected
 };
 struct XclbinData {

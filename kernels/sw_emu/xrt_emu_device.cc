@@ -91,14 +91,17 @@ FaultPlan parse_faults(const std::string& spec) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key == "hang-run") plan.hang_run = parse_trigger(key, value);
-    else if (key == "error-run") plan.error_run = parse_trigger(key, value);
-    else if (key == "fail-alloc") plan.fail_alloc = parse_trigger(key, value);
-    else if (key == "vanish-after-run") plan.vanish_after_run = parse_trigger(key, value);
+    if (key == "hang-run")
+      plan.hang_run = parse_trigger(key, value);
+    else if (key == "error-run")
+      plan.error_run = parse_trigger(key, value);
+    else if (key == "fail-alloc")
+      plan.fail_alloc = parse_trigger(key, value);
+    else if (key == "vanish-after-run")
+      plan.vanish_after_run = parse_trigger(key, value);
     else if (key == "card" && !value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
       plan.card = std::stoi(value);
-    }
-    else {
+    } else {
       throw std::invalid_argument("TESSERA_XRT_EMU_FAULTS: unknown key '" + key +
                                   "' (keys: hang-run, error-run, fail-alloc, vanish-after-run, card)");
     }
@@ -116,7 +119,8 @@ std::string shim_path() {
 
 KernelFn kernel_of(void* handle, const std::string& shim) {
   auto kernel = reinterpret_cast<KernelFn>(dlsym(handle, "tessera_xrt_emu_kernel"));
-  if (kernel == nullptr) throw std::runtime_error(shim + " is not the emulated device side (no tessera_xrt_emu_kernel)");
+  if (kernel == nullptr)
+    throw std::runtime_error(shim + " is not the emulated device side (no tessera_xrt_emu_kernel)");
   return kernel;
 }
 }  // namespace
@@ -299,8 +303,7 @@ namespace system {
 unsigned int enumerate_devices() { return tessera_xrt_emu::card_count(); }
 }  // namespace system
 
-device::device(unsigned int didx)
-    : handle(std::make_shared<xrt_core::device>(tessera_xrt_emu::card(didx))) {}
+device::device(unsigned int didx) : handle(std::make_shared<xrt_core::device>(tessera_xrt_emu::card(didx))) {}
 
 device::operator xclDeviceHandle() const { return handle.get(); }
 
@@ -334,8 +337,7 @@ std::any device::get_info_std(info::device param, const xrt::detail::abi&) const
       std::snprintf(bdf, sizeof(bdf), "0000:%02x:00.1", 0x10 + card.index);
       return std::string(bdf);
     }
-    default:
-      throw std::runtime_error("device::get_info: not reported by the software-emulated device (no sensors)");
+    default: throw std::runtime_error("device::get_info: not reported by the software-emulated device (no sensors)");
   }
 }
 
@@ -433,7 +435,8 @@ int arg_group(const kernel_impl& k, int argno) {
     throw std::runtime_error("kernel::group_id: invalid argument index " + std::to_string(argno));
   }
   const int first = k.cus.front()->info().arg_bank[argno];
-  if (first < 0) throw std::runtime_error("kernel::group_id: argument " + std::to_string(argno) + " has no memory bank");
+  if (first < 0)
+    throw std::runtime_error("kernel::group_id: argument " + std::to_string(argno) + " has no memory bank");
   return first;
 }
 }  // namespace

@@ -65,7 +65,8 @@ void parse_sections(XclbinData& x) {
       case MEM_TOPOLOGY:
         for (int32_t k = 0; k < count; ++k) {
           const auto mem = read_at<mem_data>(x, at + offsetof(mem_topology, m_mem_data) + k * sizeof(mem_data));
-          x.banks.emplace_back(reinterpret_cast<const char*>(mem.m_tag), strnlen(reinterpret_cast<const char*>(mem.m_tag), 16));
+          x.banks.emplace_back(reinterpret_cast<const char*>(mem.m_tag),
+                               strnlen(reinterpret_cast<const char*>(mem.m_tag), 16));
         }
         break;
       case IP_LAYOUT:
@@ -78,7 +79,8 @@ void parse_sections(XclbinData& x) {
         break;
       case CONNECTIVITY:
         for (int32_t k = 0; k < count; ++k) {
-          connections.push_back(read_at<connection>(x, at + offsetof(struct connectivity, m_connection) + k * sizeof(connection)));
+          connections.push_back(
+              read_at<connection>(x, at + offsetof(struct connectivity, m_connection) + k * sizeof(connection)));
         }
         break;
       case EMBEDDED_METADATA:
@@ -106,7 +108,8 @@ void parse_sections(XclbinData& x) {
       throw std::runtime_error("xclbin: connectivity entry out of range");
     }
     CuInfo& cu = x.cus[c.m_ip_layout_index];
-    if (c.arg_index >= 0 && static_cast<size_t>(c.arg_index) < cu.arg_bank.size()) cu.arg_bank[c.arg_index] = c.mem_data_index;
+    if (c.arg_index >= 0 && static_cast<size_t>(c.arg_index) < cu.arg_bank.size())
+      cu.arg_bank[c.arg_index] = c.mem_data_index;
   }
   std::erase_if(x.cus, [](const CuInfo& cu) { return cu.kernel.empty(); });
 }
@@ -154,7 +157,8 @@ class xclbin::ip_impl {
 };
 
 xclbin::xclbin(const std::string& filename)
-    : detail::pimpl<xclbin_impl>(std::make_shared<xclbin_impl>(xclbin_impl{tessera_xrt_emu::parse_xclbin_file(filename)})) {}
+    : detail::pimpl<xclbin_impl>(
+          std::make_shared<xclbin_impl>(xclbin_impl{tessera_xrt_emu::parse_xclbin_file(filename)})) {}
 
 std::vector<xclbin::kernel> xclbin::get_kernels() const {
   if (!handle) throw std::runtime_error("xclbin: empty object");

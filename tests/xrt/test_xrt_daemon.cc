@@ -52,8 +52,8 @@ class XrtDaemonTest : public ::testing::Test {
              const std::string& board = "zcu102") {
     setenv("TESSERA_XRT_EMU_FAULTS", faults.c_str(), 1);
     setenv("TESSERA_XRT_EMU_DEVICES", std::to_string(cards).c_str(), 1);
-    args.insert(args.begin(), {"--device", "xrt", "--xclbin", emu_xclbin(board), "--board",
-                               board == "aws_f1" ? "aws-f1" : board});
+    args.insert(args.begin(),
+                {"--device", "xrt", "--xclbin", emu_xclbin(board), "--board", board == "aws_f1" ? "aws-f1" : board});
     daemon_ = std::make_unique<TesseradProcess>(args, models_.path());
     ASSERT_TRUE(daemon_->ok()) << daemon_->error();
     ASSERT_EQ(process_emulated_xrt_problem(daemon_->pid()), "") << "the daemon must run on the emulated XRT device";
@@ -116,7 +116,7 @@ TEST_F(XrtDaemonTest, ClassifiesTheTestImagesAtTheEmulatorsTop1) {
     auto stub = emu.stub();
     for (const FmnistImage& image : images_) emulator.push_back(classify_grpc(*stub, read_binary(image.png)));
   }
-  start({});
+  ASSERT_NO_FATAL_FAILURE(start({}));
   // The load log line: the device, the xclbin's uuid, compute units and banks.
   const std::string log = daemon_->log();
   EXPECT_NE(log.find("device xrt: xilinx_zcu102_base"), std::string::npos) << log;
@@ -141,7 +141,7 @@ TEST_F(XrtDaemonTest, ClassifiesTheTestImagesAtTheEmulatorsTop1) {
 
 // aws-f1: three instances of the kernel, each on its own DDR bank, serve one model side by side.
 TEST_F(XrtDaemonTest, AwsF1ThreeInstancesServeOneModelSideBySide) {
-  start({}, "", 1, "aws_f1");
+  ASSERT_NO_FATAL_FAILURE(start({}, "", 1, "aws_f1"));
   EXPECT_NE(daemon_->log().find("x 3 device instances"), std::string::npos) << daemon_->log();
   EXPECT_EQ(send_concurrently(6, 10), 0);
   const nlohmann::json devices = telemetry_devices();
@@ -153,7 +153,7 @@ TEST_F(XrtDaemonTest, AwsF1ThreeInstancesServeOneModelSideBySide) {
 }
 
 TEST_F(XrtDaemonTest, DevicesAllServesOnTwoEmulatedCards) {
-  start({"--devices", "all"}, "", 2);
+  ASSERT_NO_FATAL_FAILURE(start({"--devices", "all"}, "", 2));
   EXPECT_NE(daemon_->log().find("x 2 device instances"), std::string::npos) << daemon_->log();
   EXPECT_EQ(send_concurrently(4, 10), 0);
   const nlohmann::json devices = telemetry_devices();
@@ -166,7 +166,7 @@ TEST_F(XrtDaemonTest, DevicesAllServesOnTwoEmulatedCards) {
 // --- XRT-level faults ---
 
 TEST_F(XrtDaemonTest, RunEndingInAnErrorStateIsUnavailableThenTheDeviceIsReloaded) {
-  start({}, "error-run=2");
+  ASSERT_NO_FATAL_FAILURE(start({}, "error-run=2"));
   ASSERT_TRUE(classify_grpc(*stub_, image_).status.ok());
   const GrpcAnswer failed = classify_grpc(*stub_, image_);
   EXPECT_EQ(failed.status.error_code(), grpc::StatusCode::UNAVAILABLE);
@@ -183,7 +183,7 @@ TEST_F(XrtDaemonTest, RunEndingInAnErrorStateIsUnavailableThenTheDeviceIsReloade
 }
 
 TEST_F(XrtDaemonTest, RunThatNeverCompletesIsAbortedAtItsTimeoutAndAnswered503) {
-  start({"--device-timeout-ms", "300"}, "hang-run=1");
+  ASSERT_NO_FATAL_FAILURE(start({"--device-timeout-ms", "300"}, "hang-run=1"));
   const auto sent = Clock::now();
   const HttpReply hung = http_->post("/v1/classify", image_, "image/png");
   EXPECT_EQ(hung.status, 503) << hung.error << hung.body;
@@ -199,7 +199,7 @@ TEST_F(XrtDaemonTest, RunThatNeverCompletesIsAbortedAtItsTimeoutAndAnswered503) 
 TEST_F(XrtDaemonTest, BufferAllocationFailingAtTheReloadIsRetried) {
   // A load allocates 8 buffers (weights, quant, and program, arena, status x 2 sets): allocation 9
   // is the first of the reload after run 1 failed.
-  start({}, "error-run=1,fail-alloc=9");
+  ASSERT_NO_FATAL_FAILURE(start({}, "error-run=1,fail-alloc=9"));
   const GrpcAnswer failed = classify_grpc(*stub_, image_);
   EXPECT_EQ(failed.status.error_code(), grpc::StatusCode::UNAVAILABLE);
   ASSERT_TRUE(wait_for_health(kServing));
@@ -210,7 +210,7 @@ TEST_F(XrtDaemonTest, BufferAllocationFailingAtTheReloadIsRetried) {
 }
 
 TEST_F(XrtDaemonTest, DeviceThatDisappearsIsTakenOutOfServiceAndHealthSaysWhy) {
-  start({"--device-max-failures", "3"}, "vanish-after-run=1");
+  ASSERT_NO_FATAL_FAILURE(start({"--device-max-failures", "3"}, "vanish-after-run=1"));
   ASSERT_TRUE(classify_grpc(*stub_, image_).status.ok());
   const HttpReply lost = http_->post("/v1/classify", image_, "image/png");
   EXPECT_EQ(lost.status, 503) << lost.body;

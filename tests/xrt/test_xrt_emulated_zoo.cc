@@ -79,7 +79,8 @@ TEST_P(XrtEmulatedZoo, ScoresEqualTheEmulators) {
   std::filesystem::remove_all(model_dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(Torchvision, XrtEmulatedZoo, ::testing::Values("squeezenet1_1", "resnet18", "googlenet", "mobilenet_v2", "alexnet"));
+INSTANTIATE_TEST_SUITE_P(Torchvision, XrtEmulatedZoo,
+                         ::testing::Values("squeezenet1_1", "resnet18", "googlenet", "mobilenet_v2", "alexnet"));
 
 }  // namespace
 }  // namespace tessera

@@ -149,8 +149,8 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
   info.detail = "xclbin " + options.xclbin.string() + ", XRT " + xrt_build_version + ", device " +
                 std::to_string(options.index) + " (" + device_text<xrt::info::device::bdf>(handles->device, "no bdf") +
                 "), kernel clock " +
-                (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown") +
-                "; " + describe_layout(layout, options.compute_unit);
+                (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown") + "; " +
+                describe_layout(layout, options.compute_unit);
   return std::unique_ptr<Device>(new XrtDevice(std::move(handles), std::move(info), options));
 }
 

@@ -143,7 +143,8 @@ XclbinLayout xclbin_layout(const xrt::xclbin& xclbin) {
           !entry(mem, mem_size, offsetof(mem_topology, m_mem_data), c.mem_data_index, bank)) {
         continue;
       }
-      layout.compute_units[cu_of_ip[c.m_ip_layout_index]].banks[c.arg_index] = fixed_text(bank.m_tag, sizeof(bank.m_tag));
+      layout.compute_units[cu_of_ip[c.m_ip_layout_index]].banks[c.arg_index] =
+          fixed_text(bank.m_tag, sizeof(bank.m_tag));
     }
   } catch (const std::exception&) {}
   return layout;

@@ -196,8 +196,8 @@ TEST(XrtProgram, ChecksEveryDescriptorAgainstTheAbi) {
 TEST(XrtDevice, MatchesTheEmulatorOnABoard) {
   auto count = xrt_device_count();
   if (std::getenv("TESSERA_XRT_EMU_LIB_DIR") != nullptr) {
-    ASSERT_TRUE(count.is_ok() && *count > 0) << "the emulated XRT device is not there: "
-                                             << (count.is_ok() ? "0 devices" : count.status().to_string());
+    ASSERT_TRUE(count.is_ok() && *count > 0)
+        << "the emulated XRT device is not there: " << (count.is_ok() ? "0 devices" : count.status().to_string());
   }
   if (!count.is_ok() || *count == 0) GTEST_SKIP() << "needs a Xilinx device: xrt::system::enumerate_devices() = 0";
   DeviceOptions options;
