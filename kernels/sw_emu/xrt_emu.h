@@ -30,6 +30,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -143,7 +144,8 @@ struct Card {
   FaultPlan faults;
   uint64_t runs = 0, allocs = 0;
   std::shared_ptr<const XclbinData> xclbin;
-  std::vector<std::shared_ptr<ComputeUnit>> cus;
+  std::vector<std::shared_ptr<ComputeUnit>> cus;                // of the loaded xclbin
+  std::map<std::string, std::shared_ptr<ComputeUnit>> all_cus;  // "uuid:instance", never dropped
   bool has_faults() const { return faults.card < 0 || faults.card == static_cast<int>(index); }
 };
 

@@ -52,7 +52,7 @@ void configure(Cards& c) {
   }
   for (auto& card : c.cards) {
     std::lock_guard lock(card->mu);
-    for (auto& cu : card->cus) cu->clear_count();
+    for (auto& [name, cu] : card->all_cus) cu->clear_count();
     card->faults = faults;
     card->vanished = false;
     card->runs = card->allocs = 0;
@@ -313,13 +313,20 @@ uuid device::load_xclbin(const xrt::xclbin& xclbin) {
   std::lock_guard lock(card.mu);
   if (card.vanished) throw std::runtime_error("load_xclbin: the emulated card is gone");
   // The same uuid is not downloaded again (as XRT does): its compute units and their state stay.
+  // Compute units are kept for the process's lifetime (a run may hold the last other reference to
+  // one, on that unit's own thread), and found again when an xclbin is loaded a second time.
   if (!card.xclbin || std::memcmp(card.xclbin->uuid, data->uuid, sizeof(data->uuid)) != 0) {
     card.cus.clear();
+    const std::string id = xrt::uuid(data->uuid).to_string();
     for (const auto& cu : data->cus) {
-      std::mutex* serialise = nullptr;
-      const auto slot = static_cast<unsigned>(card.index * 8 + card.cus.size());
-      const tessera_xrt_emu::KernelFn own = tessera_xrt_emu::compute_unit_kernel(slot, &serialise);
-      card.cus.push_back(std::make_shared<tessera_xrt_emu::ComputeUnit>(&card, cu, own, serialise));
+      auto& kept = card.all_cus[id + ":" + cu.instance];
+      if (!kept) {
+        std::mutex* serialise = nullptr;
+        const auto slot = static_cast<unsigned>(card.index * 8 + card.cus.size());
+        const tessera_xrt_emu::KernelFn own = tessera_xrt_emu::compute_unit_kernel(slot, &serialise);
+        kept = std::make_shared<tessera_xrt_emu::ComputeUnit>(&card, cu, own, serialise);
+      }
+      card.cus.push_back(kept);
     }
     card.xclbin = data;
   }
