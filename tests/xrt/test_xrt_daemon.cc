@@ -89,6 +89,7 @@ class XrtDaemonTest : public ::testing::Test {
   int send_concurrently(int threads, int each) {
     std::atomic<int> failed{0};
     std::vector<std::thread> clients;
+    clients.reserve(static_cast<size_t>(threads));
     for (int t = 0; t < threads; ++t) {
       clients.emplace_back([&] {
         auto stub = daemon_->stub();

@@ -295,6 +295,7 @@ TEST_F(EmulatedXrt, OpenDevicesGivesOneDevicePerInstanceAndTheyRunSideBySide) {
   const std::vector<int8_t> want = run_on(emu, p, c.batch, c.arena);
   // One thread per instance, each running batches on its own device, at the same time.
   std::vector<std::thread> threads;
+  threads.reserve(3);
   std::vector<int> matches(3, 0);
   for (unsigned i = 0; i < 3; ++i) {
     threads.emplace_back([&, i] {
