@@ -165,6 +165,25 @@ Result<std::vector<OpenedDevice>> open_devices(const DeviceOptions& options, std
     }
     std::string note;
     TESSERA_ASSIGN_OR_RETURN(auto device, open_device(one, &note));
+    // An xclbin with several instances of the kernel: one device per compute unit of this card,
+    // numbered in list order.
+    const Result<std::vector<std::string>> units = device->info().kind == "xrt"
+                                                       ? xrt_compute_units_of(one)
+                                                       : Result<std::vector<std::string>>(std::vector<std::string>{});
+    if (units.is_ok() && units->size() > 1) {
+      device.reset();
+      for (const std::string& unit : *units) {
+        one.xrt_compute_unit = unit;
+        TESSERA_ASSIGN_OR_RETURN(auto instance, open_device(one, &note));
+        const auto number = static_cast<unsigned>(devices.size());
+        std::string line = notes.empty() ? "[device " : "\n[device ";  // (GCC 12 -Wrestrict misfires on a + chain)
+        line += std::to_string(number);
+        line += "] ";
+        notes += line + note;
+        devices.push_back({number, std::move(instance)});
+      }
+      continue;
+    }
     if (indices.size() > 1) note = "[device " + std::to_string(index) + "] " + note;
     notes += (notes.empty() ? "" : "\n") + note;
     devices.push_back({index, std::move(device)});

@@ -23,7 +23,12 @@ struct DeviceOptions {
   std::string devices = "0";     // open_devices(): "all" or a list of indices, "0,1"
   unsigned emu_threads = 0;      // emu: threads of one instance (0: one per hardware thread)
   std::string board = "zcu102";  // board profile (emu's timing model; reported by both)
-  std::string emu_faults;        // emu: injected faults, "fail-run=3,reset-ms=500" (emu/emu_faults.h); "" = none
+  // xrt: open only this compute unit of the xclbin's kernel ("tessera_accel_2"); "" = all of them.
+  // open_devices() sets it: a card whose xclbin has several instances of the kernel (aws-f1: three,
+  // each on its own DDR bank) becomes one device per instance, so an instance group runs batches
+  // on all of them side by side.
+  std::string xrt_compute_unit;
+  std::string emu_faults;  // emu: injected faults, "fail-run=3,reset-ms=500" (emu/emu_faults.h); "" = none
 };
 
 // Where the xclbin is looked for when DeviceOptions::xclbin is empty, after $TESSERA_XCLBIN.

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "accel/common/status.h"
 #include "accel/device/device.h"
@@ -21,6 +23,9 @@ Result<unsigned> count_xrt_devices();
 
 // Opens Xilinx device options.index with the xclbin resolve_xclbin(options) finds.
 Result<std::unique_ptr<Device>> open_xrt_device(const DeviceOptions& options);
+
+// The compute units of tessera_accel in the xclbin resolve_xclbin(options) finds (xrt_device.h).
+Result<std::vector<std::string>> xrt_compute_units_of(const DeviceOptions& options);
 
 // What a build without XRT answers to `--device xrt`: what is missing and how to build with it.
 inline constexpr const char* kXrtNotBuiltMessage =

@@ -12,4 +12,8 @@ Result<std::unique_ptr<Device>> open_xrt_device(const DeviceOptions&) {
   return Status::failed_precondition(kXrtNotBuiltMessage);
 }
 
+Result<std::vector<std::string>> xrt_compute_units_of(const DeviceOptions&) {
+  return Status::failed_precondition(kXrtNotBuiltMessage);
+}
+
 }  // namespace tessera

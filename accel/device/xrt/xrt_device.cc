@@ -3,6 +3,7 @@
 #include <experimental/xrt_system.h>
 #include <version.h>  // XRT's build version (xrt_build_version)
 
+#include <algorithm>
 #include <utility>
 
 #include "accel/device/xrt/xrt_env.h"
@@ -64,15 +65,46 @@ Status open_handles(XrtHandles& handles, unsigned index, const std::filesystem::
                                  e);
   }
   try {
-    handles.kernel = xrt::kernel(handles.device, handles.uuid, kXrtKernelName);
+    handles.kernel = xrt::kernel(handles.device, handles.uuid, handles.kernel_name);
   } catch (const std::exception& e) {
     return status_from_exception(StatusCode::kFailedPrecondition,
-                                 std::string("kernel ") + kXrtKernelName + " of " + xclbin_path.string(), e);
+                                 "kernel " + handles.kernel_name + " of " + xclbin_path.string(), e);
   }
   return Status::ok();
 }
 
+// "xclbin uuid U, kernel tessera_accel compute units tessera_accel_1 [program:HP0 weights:HP1 ...]":
+// what the xclbin on the card holds, for the daemon's log line at load (the same on a board).
+// With `only` set, that compute unit's banks alone (a device per compute unit).
+std::string describe_layout(const XclbinLayout& layout, const std::string& only = "") {
+  static constexpr const char* kArgNames[kXrtKernelArgs] = {"program", "weights", "quant", "arena", "status"};
+  std::string text = "xclbin uuid " + (layout.uuid.empty() ? std::string("unknown") : layout.uuid) + ", kernel " +
+                     kXrtKernelName + (only.empty() ? " compute units" : " compute unit");
+  bool first = true;
+  for (const XclbinComputeUnit& cu : layout.compute_units) {
+    if (!only.empty() && cu.name != only) continue;
+    text += (first ? " " : ", ") + cu.name + " [";
+    first = false;
+    for (int arg = 0; arg < kXrtKernelArgs; ++arg) {
+      text += std::string(arg == 0 ? "" : " ") + kArgNames[arg] + ":" + (cu.banks[arg].empty() ? "?" : cu.banks[arg]);
+    }
+    text += "]";
+  }
+  if (first) text += " none listed";
+  if (!only.empty() && layout.compute_units.size() > 1) {
+    text += " (1 of " + std::to_string(layout.compute_units.size()) + ")";
+  }
+  return text;
+}
+
 }  // namespace
+
+Result<std::vector<std::string>> xrt_compute_units(const std::filesystem::path& xclbin) {
+  TESSERA_ASSIGN_OR_RETURN(const xrt::xclbin file, read_xclbin(xclbin));
+  std::vector<std::string> names;
+  for (const XclbinComputeUnit& cu : xclbin_layout(file).compute_units) names.push_back(cu.name);
+  return names;
+}
 
 XrtDevice::~XrtDevice() = default;
 
@@ -95,6 +127,16 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
   auto handles = std::make_unique<XrtHandles>();
   handles->xclbin = std::move(xclbin).value();
   handles->xclbin_path = options.xclbin;
+  const XclbinLayout layout = xclbin_layout(handles->xclbin);
+  if (!options.compute_unit.empty()) {
+    const bool listed = std::any_of(layout.compute_units.begin(), layout.compute_units.end(),
+                                    [&](const XclbinComputeUnit& cu) { return cu.name == options.compute_unit; });
+    if (!listed) {
+      return Status::failed_precondition("compute unit " + options.compute_unit + " not in xclbin " +
+                                         options.xclbin.string() + " (" + describe_layout(layout) + ")");
+    }
+    handles->kernel_name = std::string(kXrtKernelName) + ":{" + options.compute_unit + "}";
+  }
   handles->kernel_clock_mhz = xclbin_data_clock_mhz(handles->xclbin);
   const std::string where = "Xilinx device " + std::to_string(options.index);
   TESSERA_RETURN_IF_ERROR(open_handles(*handles, options.index, options.xclbin));
@@ -107,7 +149,8 @@ Result<std::unique_ptr<Device>> XrtDevice::open(const XrtOptions& options) {
   info.detail = "xclbin " + options.xclbin.string() + ", XRT " + xrt_build_version + ", device " +
                 std::to_string(options.index) + " (" + device_text<xrt::info::device::bdf>(handles->device, "no bdf") +
                 "), kernel clock " +
-                (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown");
+                (handles->kernel_clock_mhz ? std::to_string(handles->kernel_clock_mhz) + " MHz" : "unknown") + "; " +
+                describe_layout(layout, options.compute_unit);
   return std::unique_ptr<Device>(new XrtDevice(std::move(handles), std::move(info), options));
 }
 
@@ -126,6 +169,7 @@ Status XrtDevice::reset() {
     std::lock_guard lock(mu_);
     handles->xclbin = handles_->xclbin;
     handles->xclbin_path = handles_->xclbin_path;
+    handles->kernel_name = handles_->kernel_name;
     handles->kernel_clock_mhz = handles_->kernel_clock_mhz;
   }
   TESSERA_RETURN_IF_ERROR(open_handles(*handles, options_.index, options_.xclbin));

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "accel/common/status.h"
 #include "accel/device/device.h"
@@ -21,7 +22,16 @@ struct XrtOptions {
   unsigned index = 0;            // xrt::device index
   std::filesystem::path xclbin;  // .xclbin (edge, Alveo) or .awsxclbin (F1)
   std::string board;             // board profile reported in DeviceInfo, e.g. "aws-f1"
+  // One compute unit of the xclbin's tessera_accel ("tessera_accel_2": the kernel is opened as
+  // "tessera_accel:{tessera_accel_2}", so every run lands on that instance and its buffers sit in
+  // its banks); empty: the kernel with all its compute units (XRT picks one per run among those
+  // connected to the buffers' banks, which with per-instance banks is always the first).
+  std::string compute_unit;
 };
+
+// The compute units of tessera_accel in the xclbin at `xclbin` ("tessera_accel_1", ...), read
+// without a device; FAILED_PRECONDITION as XrtDevice::open for a missing or bad file.
+Result<std::vector<std::string>> xrt_compute_units(const std::filesystem::path& xclbin);
 
 // Devices XRT sees (xrt::system::enumerate_devices()), after ensure_xilinx_xrt_env(). An XRT
 // failure (shim missing, driver error) is UNAVAILABLE with XRT's message, never an exception.

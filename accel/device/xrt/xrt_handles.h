@@ -13,6 +13,7 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "accel/common/status.h"
 
@@ -26,6 +27,8 @@ constexpr int kXrtKernelArgs = 5;
 // XRT handles are reference-counted values: copying them keeps the device, the loaded xclbin and
 // the kernel alive, so a program stays valid even if its XrtDevice is destroyed first.
 struct XrtHandles {
+  // "tessera_accel" (XRT picks among all its compute units) or "tessera_accel:{tessera_accel_2}".
+  std::string kernel_name = kXrtKernelName;
   xrt::device device;
   xrt::xclbin xclbin;
   xrt::uuid uuid;
@@ -42,6 +45,18 @@ Result<xrt::xclbin> read_xclbin(const std::filesystem::path& path);
 // The data clock (ap_clk of HLS kernels) from the xclbin's CLOCK_FREQ_TOPOLOGY, in MHz; 0 when the
 // section or the entry is missing (common on edge platforms).
 uint32_t xclbin_data_clock_mhz(const xrt::xclbin& xclbin);
+
+// What an xclbin holds for the log and for opening one compute unit at a time, read from its
+// axlf sections (IP_LAYOUT, CONNECTIVITY, MEM_TOPOLOGY) as xclbin_data_clock_mhz reads clocks.
+struct XclbinComputeUnit {
+  std::string name;                // the instance, "tessera_accel_1"
+  std::vector<std::string> banks;  // memory bank tag per argument index ("" when not connected)
+};
+struct XclbinLayout {
+  std::string uuid;
+  std::vector<XclbinComputeUnit> compute_units;  // of kernel tessera_accel, in IP_LAYOUT order
+};
+XclbinLayout xclbin_layout(const xrt::xclbin& xclbin);
 
 // "ERT_CMD_STATE_TIMEOUT" etc.
 const char* ert_state_name(ert_cmd_state state);

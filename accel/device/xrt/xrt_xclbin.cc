@@ -75,6 +75,81 @@ uint32_t xclbin_data_clock_mhz(const xrt::xclbin& xclbin) {
   return 0;
 }
 
+namespace {
+
+// The section of `kind` as [begin, begin + size) inside the file, or nullptr.
+const char* find_section(const axlf* top, axlf_section_kind kind, uint64_t& size) {
+  const char* base = reinterpret_cast<const char*>(top);
+  const uint64_t length = top->m_header.m_length;
+  for (uint32_t i = 0; i < top->m_header.m_numSections; ++i) {
+    const axlf_section_header& section = top->m_sections[i];
+    if (section.m_sectionKind != kind) continue;
+    if (section.m_sectionOffset > length || section.m_sectionSize > length - section.m_sectionOffset) return nullptr;
+    size = section.m_sectionSize;
+    return base + section.m_sectionOffset;
+  }
+  return nullptr;
+}
+
+// Entry `k` of a section laid out as {int32 count; T entries[]} with entries at `first`.
+template <typename T>
+bool entry(const char* data, uint64_t size, size_t first, int32_t k, T& out) {
+  const uint64_t at = first + static_cast<uint64_t>(k) * sizeof(T);
+  if (k < 0 || at + sizeof(T) > size) return false;
+  std::memcpy(&out, data + at, sizeof(T));
+  return true;
+}
+
+int32_t section_count(const char* data, uint64_t size) {
+  int32_t count = 0;
+  if (data != nullptr && size >= sizeof(count)) std::memcpy(&count, data, sizeof(count));
+  return count;
+}
+
+std::string fixed_text(const void* text, size_t size) {
+  const char* chars = static_cast<const char*>(text);
+  return std::string(chars, strnlen(chars, size));
+}
+
+}  // namespace
+
+XclbinLayout xclbin_layout(const xrt::xclbin& xclbin) {
+  XclbinLayout layout;
+  try {
+    const axlf* top = xclbin.get_axlf();
+    if (top == nullptr) return layout;
+    layout.uuid = xrt::uuid(top->m_header.uuid).to_string();
+    uint64_t mem_size = 0, ip_size = 0, conn_size = 0;
+    const char* mem = find_section(top, MEM_TOPOLOGY, mem_size);
+    const char* ips = find_section(top, IP_LAYOUT, ip_size);
+    const char* conns = find_section(top, CONNECTIVITY, conn_size);
+    std::vector<int> cu_of_ip;  // ip_layout index -> compute unit index, -1 when not ours
+    const std::string prefix = std::string(kXrtKernelName) + ":";
+    for (int32_t k = 0; k < section_count(ips, ip_size); ++k) {
+      ip_data ip{};
+      if (!entry(ips, ip_size, offsetof(ip_layout, m_ip_data), k, ip)) break;
+      const std::string name = fixed_text(ip.m_name, sizeof(ip.m_name));
+      cu_of_ip.push_back(-1);
+      if (ip.m_type != IP_KERNEL || name.rfind(prefix, 0) != 0) continue;
+      cu_of_ip.back() = static_cast<int>(layout.compute_units.size());
+      layout.compute_units.push_back({name.substr(prefix.size()), std::vector<std::string>(kXrtKernelArgs)});
+    }
+    for (int32_t k = 0; k < section_count(conns, conn_size); ++k) {
+      connection c{};
+      mem_data bank{};
+      if (!entry(conns, conn_size, offsetof(connectivity, m_connection), k, c)) break;
+      if (c.m_ip_layout_index < 0 || static_cast<size_t>(c.m_ip_layout_index) >= cu_of_ip.size() ||
+          cu_of_ip[c.m_ip_layout_index] < 0 || c.arg_index < 0 || c.arg_index >= kXrtKernelArgs ||
+          !entry(mem, mem_size, offsetof(mem_topology, m_mem_data), c.mem_data_index, bank)) {
+        continue;
+      }
+      layout.compute_units[cu_of_ip[c.m_ip_layout_index]].banks[c.arg_index] =
+          fixed_text(bank.m_tag, sizeof(bank.m_tag));
+    }
+  } catch (const std::exception&) {}
+  return layout;
+}
+
 const char* ert_state_name(ert_cmd_state state) {
   switch (state) {
     case ERT_CMD_STATE_NEW: return "ERT_CMD_STATE_NEW";
