@@ -4,23 +4,24 @@
 No bitstream inside: the emulated device runs the HLS kernel's C++ (tessera_accel.cpp) instead.
 Everything else is what `v++ --link` would record, derived from the repository's own sources:
   - the compute units and the memory bank of each of their arguments from the board's v++ link
-    configuration (kernels/connectivity_<board>.cfg: `nk=` and `sp=` lines, `[clock] freqHz=`);
+    configuration (kernels/connectivity_<board>.cfg: `nk=` and `sp=` lines);
   - the kernel's arguments, in order, from the HLS top function's signature (kernels/tessera_accel.h);
-  - the kernel clock, where the .cfg has no [clock] section, from kernels/Makefile's
-    KERNEL_FREQ_MHZ (the --kernel_frequency it passes for aws-f1);
+  - the kernel clock from the board profile (accel/plan/boards/<board>.toml `fabric_clock_mhz`,
+    the one hardware spec kernels/Makefile builds the Vitis kernel from; a .cfg sets no clock);
   - the platform from the .cfg's header comment.
 The format is XRT's axlf (xrt/xclbin.h): header with a uuid, then the sections MEM_TOPOLOGY,
 IP_LAYOUT, CONNECTIVITY, CLOCK_FREQ_TOPOLOGY and EMBEDDED_METADATA (the XML XRT reads a kernel's
 arguments from). The uuid is derived from the file's contents, so the same inputs give the same bytes.
 
 Usage: make_xclbin.py --config kernels/connectivity_aws_f1.cfg --header kernels/tessera_accel.h
-                      --makefile kernels/Makefile --out aws_f1.xclbin
+                      --profile accel/plan/boards/aws-f1.toml --out aws_f1.xclbin
 """
 import argparse
 import hashlib
 import re
 import struct
 import sys
+import tomllib
 
 # xrt/xclbin.h
 EMBEDDED_METADATA, MEM_TOPOLOGY, CONNECTIVITY, IP_LAYOUT, CLOCK_FREQ_TOPOLOGY = 2, 6, 7, 8, 11
@@ -103,12 +104,11 @@ def metadata_xml(kernel, args, instances, platform):
     return "\n".join(lines).encode()
 
 
-def build(config_text, header_text, makefile_text):
+def build(config_text, header_text, profile_clock_mhz):
     kernel, instances, banks, clock, platform = parse_config(config_text)
     args = parse_signature(header_text, kernel)
     if clock is None:
-        m = re.search(r"KERNEL_FREQ_MHZ\s*\??=\s*(\d+)", makefile_text or "")
-        clock = int(m.group(1)) if m else 0
+        clock = profile_clock_mhz
     bank_names = []
     for instance in instances:
         for name, pointer, _ in args:
@@ -162,18 +162,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", required=True, help="kernels/connectivity_<board>.cfg")
     parser.add_argument("--header", required=True, help="kernels/tessera_accel.h")
-    parser.add_argument("--makefile", help="kernels/Makefile (KERNEL_FREQ_MHZ when the .cfg has no [clock])")
+    parser.add_argument("--profile", required=True, help="accel/plan/boards/<board>.toml (fabric_clock_mhz)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     with open(args.config, encoding="utf-8") as f:
         config_text = f.read()
     with open(args.header, encoding="utf-8") as f:
         header_text = f.read()
-    makefile_text = None
-    if args.makefile:
-        with open(args.makefile, encoding="utf-8") as f:
-            makefile_text = f.read()
-    data = build(config_text, header_text, makefile_text)
+    with open(args.profile, "rb") as f:
+        clock_mhz = int(tomllib.load(f)["fabric_clock_mhz"])
+    data = build(config_text, header_text, clock_mhz)
     with open(args.out, "wb") as f:
         f.write(data)
 

@@ -100,11 +100,11 @@ TEST_F(EmulatedXrt, OpenReadsTheXclbinOfEachLayout) {
   auto zcu102 = open("zcu102");
   ASSERT_NE(zcu102, nullptr);
   EXPECT_EQ(zcu102->info().kind, "xrt");
-  EXPECT_EQ(zcu102->info().clock_mhz, 300U) << "connectivity_zcu102.cfg [clock] freqHz";
+  EXPECT_EQ(zcu102->info().clock_mhz, 300U) << "accel/plan/boards/zcu102.toml fabric_clock_mhz";
   EXPECT_NE(zcu102->info().name.find("xilinx_zcu102_base"), std::string::npos) << zcu102->info().name;
   auto f1 = open("aws_f1");
   ASSERT_NE(f1, nullptr);
-  EXPECT_EQ(f1->info().clock_mhz, 250U) << "kernels/Makefile KERNEL_FREQ_MHZ";
+  EXPECT_EQ(f1->info().clock_mhz, 250U) << "accel/plan/boards/aws-f1.toml fabric_clock_mhz";
   EXPECT_NE(f1->info().name.find("xilinx_aws-vu9p-f1"), std::string::npos) << f1->info().name;
 }
 
