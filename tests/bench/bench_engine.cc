@@ -5,6 +5,9 @@
 // tests/bench/run_bench.sh, which also runs OpenCV's DNN module and oneDNN on the same models.
 //
 // Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b,...]
+//                      [--precision int8|fp32] [--batches 1,8]
+// --precision runs one precision's rows only, without the pipeline table; --batches the batch
+// sizes (default 1,8): for profiling one configuration (perf, TESSERA_EMU_PROFILE).
 // --models names the zoo models to run after the bundled one (default squeezenet1_1,resnet18);
 // --only runs one model, fashion-mnist (needs no --zoo) or any model of the zoo (e.g. mobilenet_v2,
 // whose depthwise layers take the emulator's direct path); run_server_bench.sh uses it to put the
@@ -13,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -134,7 +138,7 @@ bool add_zoo_models(const std::filesystem::path& zoo, const std::string& names, 
 
 int run(int argc, char** argv) {
   std::filesystem::path zoo, bundled;
-  std::string only, zoo_models = "squeezenet1_1,resnet18";
+  std::string only, zoo_models = "squeezenet1_1,resnet18", precision_only, batch_list = "1,8";
   double seconds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--zoo"))
@@ -147,6 +151,18 @@ int run(int argc, char** argv) {
       only = argv[i + 1];
     else if (!std::strcmp(argv[i], "--models"))
       zoo_models = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--precision"))
+      precision_only = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--batches"))
+      batch_list = argv[i + 1];
+  }
+  std::vector<Precision> precisions;
+  if (precision_only != "fp32") precisions.push_back(Precision::kInt8);
+  if (precision_only != "int8") precisions.push_back(Precision::kFp32);
+  std::vector<int64_t> batches;
+  std::stringstream batch_items(batch_list);
+  for (std::string b; std::getline(batch_items, b, ',');) {
+    if (!b.empty()) batches.push_back(std::clamp<int64_t>(std::atoll(b.c_str()), 1, 8));  // the engines' max_batch
   }
   if (bundled.empty() || (zoo.empty() && only != "fashion-mnist")) {
     std::fprintf(stderr, "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b]\n");
@@ -182,10 +198,10 @@ int run(int argc, char** argv) {
   std::printf("%-14s %-9s %6s %12s   %s\n", "model", "path", "batch", "images/s",
               "one batch: fabric ms (modeled) / host ms");
   for (const BenchModel& m : models) {
-    for (Precision precision : {Precision::kInt8, Precision::kFp32}) {
+    for (Precision precision : precisions) {
       auto engine = load(m, precision, true, device);
       if (!engine) return 1;
-      for (int64_t batch : {1, 8}) {
+      for (int64_t batch : batches) {
         const Tensor input = repeat(m.sample, batch);
         const double ips = throughput(*engine, input, 1, seconds);
         auto one = engine->infer(input);
@@ -198,6 +214,7 @@ int run(int argc, char** argv) {
       }
     }
   }
+  if (!precision_only.empty()) return 0;
   std::printf("\nint8 pipeline (fabric stage || host stage), batch 8, 2 concurrent callers:\n");
   std::printf("%-14s %14s %14s\n", "model", "sequential", "pipelined");
   for (const BenchModel& m : models) {
