@@ -1,6 +1,7 @@
-// The AVX-512 VNNI GEMM (vpdpbusd on 512-bit vectors), the direct conv's taps (vpdpwssd) and
-// requantise-a-row on 512-bit vectors; the other element loops (pool, add) are AVX2's. Only functions marked
-// TESSERA_VNNI512 use AVX-512, and vnni512_kernels() offers them only when the CPU reports avx512f, bw, vl and vnni.
+// The AVX-512 VNNI GEMMs (vpdpbusd on 512-bit vectors: im2col panels and the implicit GEMM), the
+// direct conv's taps (vpdpwssd), requantise-a-row and the residual add on 512-bit vectors; the
+// pool's loops are AVX2's. Only functions marked TESSERA_VNNI512 use AVX-512, and vnni512_kernels()
+// offers them only when the CPU reports avx512f, bw, vl and vnni.
 //
 // Exactness: vpdpbusd (not vpdpbusds) adds four u8 x s8 products to an int32 lane with
 // two's-complement wrap; a sum of four products (|.| < 2^17) cannot overflow before that add.
@@ -359,6 +360,28 @@ TESSERA_VNNI512 void requantize_row_avx512(const int32_t* acc, uint32_t n, int32
   }
 }
 
+// y = requantize_add(a, b, ...), 16 elements a step on 512-bit vectors (64-bit products of even
+// and odd lanes, as add_row_avx2), the last step masked; each step reads a and b before it
+// writes y, so y may be a or b.
+TESSERA_VNNI512 void add_row_avx512(const int8_t* a, const int8_t* b, uint32_t n, int32_t multiplier_a,
+                                    int32_t multiplier_b, int32_t shift, int32_t lo, int32_t hi, int8_t* y) {
+  const Requant512 q = make_requant(0, 0, shift, lo, hi);
+  const __m512i ma = _mm512_set1_epi32(multiplier_a), mb = _mm512_set1_epi32(multiplier_b);
+  for (uint32_t j = 0; j < n; j += 16) {
+    const uint32_t left = n - j < 16 ? n - j : 16;
+    const auto mask = static_cast<__mmask16>(left == 16 ? 0xFFFFu : (1u << left) - 1);
+    const __m512i a32 = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, a + j));
+    const __m512i b32 = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, b + j));
+    const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a32, ma), _mm512_mul_epi32(b32, mb));
+    const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a32, 32), ma),
+                                         _mm512_mul_epi32(_mm512_srli_epi64(b32, 32), mb));
+    const __m512i lanes =
+        _mm512_mask_blend_epi32(0xAAAA, round_shift_clamp(even, q.round, q.shift, q.lo, q.hi),
+                                _mm512_slli_epi64(round_shift_clamp(odd, q.round, q.shift, q.lo, q.hi), 32));
+    _mm_mask_storeu_epi8(y + j, mask, _mm512_cvtepi32_epi8(lanes));
+  }
+}
+
 }  // namespace
 
 const EmuKernels* vnni512_kernels() {
@@ -372,6 +395,7 @@ const EmuKernels* vnni512_kernels() {
     k.mac_taps = &mac_taps_avx512;
     k.requantize_row = &requantize_row_avx512;
     k.implicit_gemm = &implicit_vnni512;
+    k.add_row = &add_row_avx512;
     return &k;
   }();
   return kernels;
