@@ -84,19 +84,29 @@ bool run_pool(const LayerRun& run) {
   const PoolWindow win{d.pool_h, d.pool_w, d.pool_stride_h, d.pool_stride_w, d.pool_pad_top, d.pool_pad_left};
   const size_t in_plane = static_cast<size_t>(d.in_h) * d.in_w, out_plane = static_cast<size_t>(d.out_h) * d.out_w;
   const int32_t* q = run.quant + d.quant_offset;
-  // out_c channels (the kernel's count; in_c is the same for a well-formed pool).
-  const auto pool_channel = [&](size_t t) {
-    const uint32_t n = static_cast<uint32_t>(t / d.out_c), c = static_cast<uint32_t>(t % d.out_c);
-    const int8_t* src = run.arena + n * run.image_bytes + d.in_offset + (d.in_channel_base + c) * in_plane;
-    int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * out_plane;
-    if (d.pool_kind == abi::kPoolMax) {
-      max_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w);
-    } else {
-      const RequantParams requant{nullptr, &q[0], &q[1], d.act_lo, d.act_hi};
-      average_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w, requant);
+  // out_c channels (the kernel's count; in_c is the same for a well-formed pool), in tasks of
+  // whole channels, ~4 per thread per batch but at least kMinElements input bytes each (a global
+  // pool of 512 7x7 planes is not 512 tasks).
+  constexpr size_t kMinElements = 4096;
+  const size_t parts = std::max<size_t>(1, std::min<size_t>((4 * run.pool.size() + run.batch - 1) / run.batch,
+                                                            in_plane * d.out_c / kMinElements));
+  const Chunks chunks = make_chunks(d.out_c, parts);
+  const size_t per_image = chunks.num();
+  const auto pool_channels = [&](size_t t) {
+    const auto n = static_cast<uint32_t>(t / per_image);
+    const size_t i = t % per_image;
+    for (size_t c = chunks.begin(i); c < chunks.end(i); ++c) {
+      const int8_t* src = run.arena + n * run.image_bytes + d.in_offset + (d.in_channel_base + c) * in_plane;
+      int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * out_plane;
+      if (d.pool_kind == abi::kPoolMax) {
+        max_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w);
+      } else {
+        const RequantParams requant{nullptr, &q[0], &q[1], d.act_lo, d.act_hi};
+        average_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w, requant);
+      }
     }
   };
-  return run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, pool_channel, run.deadline);
+  return run.pool.parallel_for(static_cast<size_t>(run.batch) * per_image, pool_channels, run.deadline);
 }
 
 }  // namespace tessera::emu
