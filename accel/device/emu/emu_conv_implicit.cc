@@ -25,12 +25,12 @@ namespace {
 // task's pixels plus the largest column offset (< kMaxKernel * kMaxDilation).
 constexpr uint32_t kSlackPixels = 16 + abi::kMaxKernel * abi::kMaxDilation + 16;
 
-// out[4 * j + b] = rows[b][j] ^ 0x80 for j < n (writes up to 15 pixels past n).
-void interleave4(const int8_t* const rows[4], uint32_t n, uint8_t* out) {
-  uint32_t j = 0;
+// out[4 * j + b] = rows[b][j] ^ 0x80 for j < n; reads and writes nothing past n.
+void interleave4(const int8_t* const rows[4], size_t n, uint8_t* out) {
+  size_t j = 0;
 #if defined(__x86_64__)
   const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
-  for (; j < n; j += 16) {
+  for (; j + 16 <= n; j += 16) {
     const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + j));
     const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + j));
     const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[2] + j));
@@ -45,7 +45,7 @@ void interleave4(const int8_t* const rows[4], uint32_t n, uint8_t* out) {
   }
 #endif
   for (; j < n; ++j) {
-    for (uint32_t b = 0; b < 4; ++b) out[4 * j + b] = static_cast<uint8_t>(rows[b][j]) ^ 0x80u;
+    for (size_t b = 0; b < 4; ++b) out[4 * j + b] = static_cast<uint8_t>(rows[b][j]) ^ 0x80u;
   }
 }
 
@@ -111,6 +111,9 @@ void conv_implicit_block(const LayerRun& run, const ConvShape& s, const Implicit
   if (lines.size() < 4 * line_bytes) lines.resize(4 * line_bytes);
 
   const int8_t* in = conv_input(run, s, n, g);
+  // Phase rows equal input rows (a full quad of channels reads 4 input runs as they are).
+  const bool dense = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_top == 0 &&
+                     s.pad_left == 0 && geo.width == s.in_w && row_end <= s.in_h;
   thread_local std::vector<int8_t> zero;
   if (zero.size() < line_bytes) zero.assign(line_bytes, 0);
   for (uint32_t c = 0; c < geo.quads_per_tap; ++c) {
@@ -119,6 +122,17 @@ void conv_implicit_block(const LayerRun& run, const ConvShape& s, const Implicit
         const uint32_t p = py * s.stride_w + px;
         if (!geo.phase_used[p]) continue;
         uint8_t* plane = source.data() + c * quad_stride + geo.phase_slot[p] * plane_bytes;
+        const size_t used = 4 * static_cast<size_t>(rows) * geo.width;
+        std::memset(plane + used, 0x80, plane_bytes - used);
+        if (dense && 4 * c + 4 <= s.in_per_group) {
+          // 1x1, stride 1, no padding: the task's phase rows are its input rows, one run per channel.
+          const int8_t* line[4];
+          for (uint32_t b = 0; b < 4; ++b) {
+            line[b] = in + (4 * c + b) * s.in_plane + static_cast<size_t>(row_begin) * s.in_w;
+          }
+          interleave4(line, static_cast<size_t>(rows) * geo.width, plane);
+          continue;
+        }
         for (uint32_t r = 0; r < rows; ++r) {
           // Phase row r is padded row (row_begin + r) * stride_h + py, input row that - pad_top.
           const int64_t iy = static_cast<int64_t>(row_begin + r) * s.stride_h + py - s.pad_top;
@@ -133,11 +147,8 @@ void conv_implicit_block(const LayerRun& run, const ConvShape& s, const Implicit
             phase_row(s, in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w, px, geo.width, dst);
             line[b] = dst;
           }
-          // Rows in order: the SIMD step's overrun past a row lands in the next, rewritten after.
           interleave4(line, geo.width, plane + 4 * static_cast<size_t>(r) * geo.width);
         }
-        const size_t used = 4 * static_cast<size_t>(rows) * geo.width;
-        std::memset(plane + used, 0x80, plane_bytes - used);
       }
     }
   }
