@@ -17,8 +17,8 @@ bool run_add(const LayerRun& run) {
   // of 7x7 were 512 tasks of 49 elements, the hand-offs costing more than the adds).
   constexpr size_t kMinElements = 4096;
   const size_t elements = plane * d.out_c;
-  const size_t parts = std::max<size_t>(
-      1, std::min<size_t>((4 * run.pool.size() + run.batch - 1) / run.batch, elements / kMinElements));
+  const size_t parts =
+      std::max<size_t>(1, std::min<size_t>((4 * run.pool.size() + run.batch - 1) / run.batch, elements / kMinElements));
   const Chunks chunks = make_chunks(elements, parts);
   const size_t per_image = chunks.num();
   const auto add_chunk = [&](size_t t) {
@@ -28,8 +28,8 @@ bool run_add(const LayerRun& run) {
     const int8_t* a = image + d.in_offset + d.in_channel_base * plane + begin;
     const int8_t* b = image + d.in2_offset + d.in2_channel_base * plane + begin;
     int8_t* y = run.arena + n * run.image_bytes + d.out_offset + d.out_channel_base * plane + begin;
-    run.kernels.add_row(a, b, static_cast<uint32_t>(chunks.end(i) - begin), multiplier_a, multiplier_b, shift,
-                        d.act_lo, d.act_hi, y);
+    run.kernels.add_row(a, b, static_cast<uint32_t>(chunks.end(i) - begin), multiplier_a, multiplier_b, shift, d.act_lo,
+                        d.act_hi, y);
   };
   return run.pool.parallel_for(static_cast<size_t>(run.batch) * per_image, add_chunk, run.deadline);
 }

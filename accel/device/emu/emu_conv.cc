@@ -200,10 +200,10 @@ bool run_conv(const LayerRun& run) {
   const ConvShape s = make_conv_shape(run.d);
   // Without conv output there is nothing to compute; a fused pool still writes -128 (windows
   // with no valid position).
-  const bool computed = s.conv_plane == 0                       ? true
+  const bool computed = s.conv_plane == 0                        ? true
                         : conv_uses_implicit(run.kernels, run.d) ? run_implicit_path(run, s)
-                        : conv_uses_gemm(run.d)                 ? run_gemm_path(run, s)
-                                                                : run_direct_path(run, s);
+                        : conv_uses_gemm(run.d)                  ? run_gemm_path(run, s)
+                                                                 : run_direct_path(run, s);
   if (!computed) return false;
   return !s.fused_pool || run_fused_pool(run, s);
 }

@@ -157,7 +157,8 @@ void conv_implicit_block(const LayerRun& run, const ConvShape& s, const Implicit
   for (uint32_t ky = 0; ky < s.kernel_h; ++ky) {
     for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
       const uint32_t phase = (ky * s.dilation_h % s.stride_h) * s.stride_w + kx * s.dilation_w % s.stride_w;
-      const size_t pixel = static_cast<size_t>(ky * s.dilation_h / s.stride_h) * geo.width + kx * s.dilation_w / s.stride_w;
+      const size_t pixel =
+          static_cast<size_t>(ky * s.dilation_h / s.stride_h) * geo.width + kx * s.dilation_w / s.stride_w;
       tap_offset[ky * s.kernel_w + kx] = static_cast<int32_t>(geo.phase_slot[phase] * plane_bytes + 4 * pixel);
     }
   }

@@ -88,8 +88,8 @@ bool run_pool(const LayerRun& run) {
   // whole channels, ~4 per thread per batch but at least kMinElements input bytes each (a global
   // pool of 512 7x7 planes is not 512 tasks).
   constexpr size_t kMinElements = 4096;
-  const size_t parts = std::max<size_t>(1, std::min<size_t>((4 * run.pool.size() + run.batch - 1) / run.batch,
-                                                            in_plane * d.out_c / kMinElements));
+  const size_t parts = std::max<size_t>(
+      1, std::min<size_t>((4 * run.pool.size() + run.batch - 1) / run.batch, in_plane * d.out_c / kMinElements));
   const Chunks chunks = make_chunks(d.out_c, parts);
   const size_t per_image = chunks.num();
   const auto pool_channels = [&](size_t t) {

@@ -27,9 +27,9 @@ class EmuThreadPool {
 
   // Calls fn(i) for every i in [0, count), spread dynamically over the pool; returns when all
   // calls have returned. The caller takes tasks too and, once none is left, waits only for the
-  // workers that took part (not for one still waking up: on a busy machine that was a time slice). fn must not throw and must not call parallel_for itself. Past the
-  // deadline no further call starts (one under way runs to its end): returns false when any i
-  // was skipped that way, true when every call ran.
+  // workers that took part (not for one still waking up: on a busy machine that was a time slice). fn must not throw
+  // and must not call parallel_for itself. Past the deadline no further call starts (one under way runs to its end):
+  // returns false when any i was skipped that way, true when every call ran.
   bool parallel_for(size_t count, const std::function<void(size_t)>& fn, Deadline deadline = Deadline::max());
 
  private:
