@@ -81,8 +81,11 @@ bool run_implicit_path(const LayerRun& run, const ConvShape& s) {
   const uint32_t row_blocks = ceil_div(s.conv_h, rows);
   uint32_t oc_chunk = s.out_per_group;
   const uint32_t tasks = units * row_blocks;
-  if (tasks < 2 * threads) {
-    const uint32_t parts = std::min(ceil_div(2 * threads, tasks), ceil_div(s.out_per_group, 4 * kVnniRows));
+  // Few tasks (batch 1's small maps): split channels until ~4 per thread, so the threads' shares
+  // even out (7 row blocks on 2 threads left one idle a seventh of the layer); each chunk builds
+  // its own source, which costs little beside its GEMM.
+  if (tasks < 4 * threads) {
+    const uint32_t parts = std::min(ceil_div(4 * threads, tasks), ceil_div(s.out_per_group, 4 * kVnniRows));
     oc_chunk = ceil_div(ceil_div(s.out_per_group, parts), kVnniRows) * kVnniRows;
   }
   const uint32_t oc_chunks = ceil_div(s.out_per_group, oc_chunk);
