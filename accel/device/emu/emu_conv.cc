@@ -1,5 +1,5 @@
 // kOpConv: geometry, weight packing and the split of a layer into pool tasks. The arithmetic is
-// in emu_conv_implicit.cc (implicit GEMM, the VNNI paths), emu_conv_gemm.cc (im2col + GEMM, the
+// in emu_conv_implicit.cc (implicit GEMM, AVX-512 VNNI), emu_conv_gemm.cc (im2col + GEMM, the
 // others and few-channel layers) and emu_conv_direct.cc (thin groups).
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// The implicit-GEMM path of kOpConv (kernels with an implicit_gemm, the VNNI ones): no im2col and
+// The implicit-GEMM path of kOpConv (kernels with an implicit_gemm: AVX-512 VNNI): no im2col and
 // no panel packing. A task builds, from the input rows its output rows read, a quad source:
 // per quad of 4 input channels and per stride phase (py, px), rows of padded input pixels as 4
 // interleaved bytes x + 128, phase (py, px) holding padded rows py, py + stride_h, ... and

@@ -1,6 +1,6 @@
 // EmuDevice: the bit-exact software accelerator, Tessera's default device without a board. It
 // executes the descriptors of kernels/kernel_abi.h with the kernel's integer arithmetic, as an
-// independent, CPU-shaped implementation (an implicit int8 GEMM on the VNNI paths, im2col + GEMM on
+// independent, CPU-shaped implementation (an implicit int8 GEMM on the AVX-512 VNNI path, im2col + GEMM on
 // the others, AVX2 or NEON where the CPU has it, a thread pool over images, rows and channels). The twin it is held
 // bit-exact against is the HLS kernel's C simulation (tests/bitexact). Fabric time is the planner's model carried by
 // the program (CompiledProgram::model, from the board profile the program was planned for).
