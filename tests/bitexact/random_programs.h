@@ -54,7 +54,7 @@ class CaseGenerator {
   // (few filters) with more work per filter than one of its tasks, so its rows are split too.
   BitexactCase thin_case();
   // A conv whose groups have a multiple of 4 input channels (or 16 and more) and 4 or more
-  // filters: the emulator's implicit GEMM on the VNNI paths (quads of channels read straight from
+  // filters: the emulator's implicit GEMM on AVX-512 VNNI (quads of channels read straight from
   // the input rows), on rows up to 100 wide (several output rows, or parts of one, per panel).
   BitexactCase quad_case();
   BitexactCase pool_case();
