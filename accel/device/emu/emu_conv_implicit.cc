@@ -70,6 +70,50 @@ void phase_row(const ConvShape& s, const int8_t* row, uint32_t px, uint32_t widt
   }
 }
 
+// Which plane of a task's quad source: channel quad c, stride phase (py, px), phase rows
+// [row_begin, row_begin + rows).
+struct PlaneSpot {
+  uint32_t c, py, px, row_begin, rows;
+};
+
+// Writes one plane of the quad source (plane_bytes bytes, the slack past the rows as x = 0).
+void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* in, const PlaneSpot& at, uint8_t* plane,
+                size_t plane_bytes) {
+  const size_t used = 4 * static_cast<size_t>(at.rows) * geo.width;
+  std::memset(plane + used, 0x80, plane_bytes - used);
+  // 1x1, stride 1, no padding, a full quad: the phase rows are the input rows, one run per channel.
+  const bool dense = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_top == 0 &&
+                     s.pad_left == 0 && geo.width == s.in_w && at.row_begin + at.rows <= s.in_h &&
+                     4 * at.c + 4 <= s.in_per_group;
+  const int8_t* line[4];
+  if (dense) {
+    for (uint32_t b = 0; b < 4; ++b) {
+      line[b] = in + (4 * at.c + b) * s.in_plane + static_cast<size_t>(at.row_begin) * s.in_w;
+    }
+    interleave4(line, static_cast<size_t>(at.rows) * geo.width, plane);
+    return;
+  }
+  thread_local std::vector<int8_t> lines, zero;
+  const size_t line_bytes = geo.width + 16;
+  if (lines.size() < 4 * line_bytes) lines.resize(4 * line_bytes);
+  if (zero.size() < line_bytes) zero.assign(line_bytes, 0);
+  for (uint32_t r = 0; r < at.rows; ++r) {
+    // Phase row r is padded row (row_begin + r) * stride_h + py, input row that - pad_top.
+    const int64_t iy = static_cast<int64_t>(at.row_begin + r) * s.stride_h + at.py - s.pad_top;
+    for (uint32_t b = 0; b < 4; ++b) {
+      const uint32_t ic = 4 * at.c + b;
+      if (iy < 0 || iy >= s.in_h || ic >= s.in_per_group) {
+        line[b] = zero.data();
+        continue;
+      }
+      int8_t* dst = lines.data() + b * line_bytes;
+      phase_row(s, in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w, at.px, geo.width, dst);
+      line[b] = dst;
+    }
+    interleave4(line, geo.width, plane + 4 * static_cast<size_t>(r) * geo.width);
+  }
+}
+
 }  // namespace
 
 bool conv_uses_implicit(const EmuKernels& kernels, const abi::LayerDesc& d) {
@@ -104,52 +148,14 @@ void conv_implicit_block(const LayerRun& run, const ConvShape& s, const Implicit
   const size_t plane_bytes = 4 * ((plane_pixels + 15) / 16 * 16);
   const size_t quad_stride = plane_bytes * geo.phases;
   thread_local std::vector<uint8_t> source;
-  thread_local std::vector<int8_t> lines;
   const size_t source_bytes = quad_stride * geo.quads_per_tap;
   if (source.size() < source_bytes) source.resize(source_bytes);
-  const size_t line_bytes = geo.width + 16;
-  if (lines.size() < 4 * line_bytes) lines.resize(4 * line_bytes);
-
   const int8_t* in = conv_input(run, s, n, g);
-  // Phase rows equal input rows (a full quad of channels reads 4 input runs as they are).
-  const bool dense = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_top == 0 &&
-                     s.pad_left == 0 && geo.width == s.in_w && row_end <= s.in_h;
-  thread_local std::vector<int8_t> zero;
-  if (zero.size() < line_bytes) zero.assign(line_bytes, 0);
   for (uint32_t c = 0; c < geo.quads_per_tap; ++c) {
-    for (uint32_t py = 0; py < s.stride_h; ++py) {
-      for (uint32_t px = 0; px < s.stride_w; ++px) {
-        const uint32_t p = py * s.stride_w + px;
-        if (!geo.phase_used[p]) continue;
-        uint8_t* plane = source.data() + c * quad_stride + geo.phase_slot[p] * plane_bytes;
-        const size_t used = 4 * static_cast<size_t>(rows) * geo.width;
-        std::memset(plane + used, 0x80, plane_bytes - used);
-        if (dense && 4 * c + 4 <= s.in_per_group) {
-          // 1x1, stride 1, no padding: the task's phase rows are its input rows, one run per channel.
-          const int8_t* line[4];
-          for (uint32_t b = 0; b < 4; ++b) {
-            line[b] = in + (4 * c + b) * s.in_plane + static_cast<size_t>(row_begin) * s.in_w;
-          }
-          interleave4(line, static_cast<size_t>(rows) * geo.width, plane);
-          continue;
-        }
-        for (uint32_t r = 0; r < rows; ++r) {
-          // Phase row r is padded row (row_begin + r) * stride_h + py, input row that - pad_top.
-          const int64_t iy = static_cast<int64_t>(row_begin + r) * s.stride_h + py - s.pad_top;
-          const int8_t* line[4];
-          for (uint32_t b = 0; b < 4; ++b) {
-            const uint32_t ic = 4 * c + b;
-            if (iy < 0 || iy >= s.in_h || ic >= s.in_per_group) {
-              line[b] = zero.data();
-              continue;
-            }
-            int8_t* dst = lines.data() + b * line_bytes;
-            phase_row(s, in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w, px, geo.width, dst);
-            line[b] = dst;
-          }
-          interleave4(line, geo.width, plane + 4 * static_cast<size_t>(r) * geo.width);
-        }
-      }
+    for (uint32_t p = 0; p < s.stride_h * s.stride_w; ++p) {
+      if (!geo.phase_used[p]) continue;
+      const PlaneSpot spot{c, p / s.stride_w, p % s.stride_w, row_begin, rows};
+      fill_plane(s, geo, in, spot, source.data() + c * quad_stride + geo.phase_slot[p] * plane_bytes, plane_bytes);
     }
   }
 

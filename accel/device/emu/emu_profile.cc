@@ -14,7 +14,8 @@ bool profile_enabled() { return std::getenv("TESSERA_EMU_PROFILE") != nullptr; }
 namespace {
 
 double conv_macs(const abi::LayerDesc& d) {
-  return static_cast<double>(d.out_c) * d.conv_h * d.conv_w * (d.in_c / d.groups) * d.kernel_h * d.kernel_w;
+  const uint32_t per_group = d.in_c / d.groups;
+  return static_cast<double>(d.out_c) * d.conv_h * d.conv_w * per_group * d.kernel_h * d.kernel_w;
 }
 
 std::string describe(const abi::LayerDesc& d) {
