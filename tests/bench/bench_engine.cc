@@ -5,9 +5,9 @@
 // tests/bench/run_bench.sh, which also runs OpenCV's DNN module and oneDNN on the same models.
 //
 // Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b,...]
-//                      [--precision int8|fp32]
-// --precision runs one path only (default both; fp32 alone skips the int8 calibration and the
-// pipeline table, for profiling and interleaved fp32 comparisons);
+//                      [--precision int8|fp32] [--batches 1,8]
+// --precision runs one precision's rows only, without the pipeline table; --batches the batch
+// sizes (default 1,8): for profiling one configuration (perf, TESSERA_EMU_PROFILE).
 // --models names the zoo models to run after the bundled one (default squeezenet1_1,resnet18);
 // --only runs one model, fashion-mnist (needs no --zoo) or any model of the zoo (e.g. mobilenet_v2,
 // whose depthwise layers take the emulator's direct path); run_server_bench.sh uses it to put the
@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -154,7 +155,7 @@ int pipeline_table(const std::vector<BenchModel>& models, const std::shared_ptr<
 
 int run(int argc, char** argv) {
   std::filesystem::path zoo, bundled;
-  std::string only, zoo_models = "squeezenet1_1,resnet18", precisions = "int8,fp32";
+  std::string only, zoo_models = "squeezenet1_1,resnet18", precision_only, batch_list = "1,8";
   double seconds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--zoo"))
@@ -168,12 +169,22 @@ int run(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--models"))
       zoo_models = argv[i + 1];
     else if (!std::strcmp(argv[i], "--precision"))
-      precisions = argv[i + 1];
+      precision_only = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--batches"))
+      batch_list = argv[i + 1];
+  }
+  std::vector<Precision> precisions;
+  if (precision_only != "fp32") precisions.push_back(Precision::kInt8);
+  if (precision_only != "int8") precisions.push_back(Precision::kFp32);
+  std::vector<int64_t> batches;
+  std::stringstream batch_items(batch_list);
+  for (std::string b; std::getline(batch_items, b, ',');) {
+    if (!b.empty()) batches.push_back(std::clamp<int64_t>(std::atoll(b.c_str()), 1, 8));  // the engines' max_batch
   }
   if (bundled.empty() || (zoo.empty() && only != "fashion-mnist")) {
     std::fprintf(stderr,
                  "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b] "
-                 "[--precision int8|fp32]\n");
+                 "[--precision int8|fp32] [--batches 1,8]\n");
     return 2;
   }
   DeviceOptions device_options;
@@ -206,11 +217,10 @@ int run(int argc, char** argv) {
   std::printf("%-14s %-9s %6s %12s   %s\n", "model", "path", "batch", "images/s",
               "one batch: fabric ms (modeled) / host ms");
   for (const BenchModel& m : models) {
-    for (Precision precision : {Precision::kInt8, Precision::kFp32}) {
-      if (precisions.find(precision_name(precision)) == std::string::npos) continue;
+    for (Precision precision : precisions) {
       auto engine = load(m, precision, true, device);
       if (!engine) return 1;
-      for (int64_t batch : {1, 8}) {
+      for (int64_t batch : batches) {
         const Tensor input = repeat(m.sample, batch);
         const double ips = throughput(*engine, input, 1, seconds);
         auto one = engine->infer(input);
@@ -223,7 +233,7 @@ int run(int argc, char** argv) {
       }
     }
   }
-  if (precisions.find("int8") == std::string::npos) return 0;
+  if (!precision_only.empty()) return 0;
   return pipeline_table(models, device, seconds);
 }
 

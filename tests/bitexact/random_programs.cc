@@ -397,6 +397,21 @@ BitexactCase CaseGenerator::thin_case() {
   }
 }
 
+BitexactCase CaseGenerator::quad_case() {
+  for (;;) {
+    ProgramBuilder b(rng_);
+    const uint32_t groups = rng_.chance(0.8) ? 1 : 2;
+    const uint32_t per_group = rng_.chance(0.8) ? 4 * rng_.urange(1, 12) : rng_.urange(16, 40);
+    const uint32_t in_c = groups * per_group;
+    const Slice in = b.tensor(in_c, rng_.urange(1, 24), rng_.urange(1, 100));
+    ConvChoice g = random_conv_choice(rng_, in_c);
+    g.groups = groups;
+    g.out_c = groups * rng_.urange(4, 40);
+    const std::optional<Slice> out = b.conv(in, g);
+    if (out) return b.finish("quad", in, *out, rng_.urange(1, 2));
+  }
+}
+
 BitexactCase CaseGenerator::pool_case() {
   for (;;) {
     ProgramBuilder b(rng_);

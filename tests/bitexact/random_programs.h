@@ -53,6 +53,10 @@ class CaseGenerator {
   // A conv of 1-3 filters over 40-64 channels of a 64-112 square map: the emulator's direct path
   // (few filters) with more work per filter than one of its tasks, so its rows are split too.
   BitexactCase thin_case();
+  // A conv whose groups have a multiple of 4 input channels (or 16 and more) and 4 or more
+  // filters: the emulator's implicit GEMM on AVX-512 VNNI (quads of channels read straight from
+  // the input rows), on rows up to 100 wide (several output rows, or parts of one, per panel).
+  BitexactCase quad_case();
   BitexactCase pool_case();
   BitexactCase add_case();
   // conv (+ fused pool) -> depthwise -> two convs into one concat tensor -> pool -> 1x1 conv ->

@@ -1,5 +1,6 @@
 // kOpConv: geometry, weight packing and the split of a layer into pool tasks. The arithmetic is
-// in emu_conv_gemm.cc (im2col + GEMM) and emu_conv_direct.cc (thin groups).
+// in emu_conv_implicit.cc (implicit GEMM, AVX-512 VNNI), emu_conv_gemm.cc (im2col + GEMM, the
+// others and few-channel layers) and emu_conv_direct.cc (thin groups).
 #include <algorithm>
 #include <cmath>
 
@@ -60,6 +61,40 @@ bool run_gemm_path(const LayerRun& run, const ConvShape& s) {
     const uint32_t u = static_cast<uint32_t>(t / oc_chunks / row_blocks);
     conv_gemm_block(run, s, u / s.groups, u % s.groups, b * rows, std::min(s.conv_h, (b + 1) * rows), c * oc_chunk,
                     std::min(s.out_per_group, (c + 1) * oc_chunk));
+  };
+  return run.pool.parallel_for(static_cast<size_t>(units) * row_blocks * oc_chunks, block, run.deadline);
+}
+
+// Quad-source bytes an implicit-GEMM task aims at at most (L2, with the weights it streams).
+constexpr size_t kSourceBudget = 192 * 1024;
+
+bool run_implicit_path(const LayerRun& run, const ConvShape& s) {
+  const ImplicitGeometry geo = implicit_geometry(s);
+  const uint32_t threads = run.pool.size();
+  const uint32_t units = run.batch * s.groups;
+  const size_t row_bytes = static_cast<size_t>(4) * geo.quads_per_tap * geo.phases * geo.width;
+  const uint32_t min_rows = std::min(s.conv_h, ceil_div(kMinTaskPixels, geo.width));
+  const auto budget_rows = static_cast<uint32_t>(std::min<size_t>(kSourceBudget / row_bytes, UINT32_MAX));
+  const uint32_t max_rows = std::max(min_rows, budget_rows > geo.extra_rows ? budget_rows - geo.extra_rows : 1);
+  const uint32_t blocks_wanted = ceil_div(4 * threads, units);
+  const uint32_t rows = std::clamp(ceil_div(s.conv_h, blocks_wanted), std::max(1u, min_rows), std::max(1u, max_rows));
+  const uint32_t row_blocks = ceil_div(s.conv_h, rows);
+  uint32_t oc_chunk = s.out_per_group;
+  const uint32_t tasks = units * row_blocks;
+  // Few tasks (batch 1's small maps): split channels until ~4 per thread, so the threads' shares
+  // even out (7 row blocks on 2 threads left one idle a seventh of the layer); each chunk builds
+  // its own source, which costs little beside its GEMM.
+  if (tasks < 4 * threads) {
+    const uint32_t parts = std::min(ceil_div(4 * threads, tasks), ceil_div(s.out_per_group, 4 * kVnniRows));
+    oc_chunk = ceil_div(ceil_div(s.out_per_group, parts), kVnniRows) * kVnniRows;
+  }
+  const uint32_t oc_chunks = ceil_div(s.out_per_group, oc_chunk);
+  const auto block = [&](size_t t) {
+    const uint32_t c = static_cast<uint32_t>(t % oc_chunks);
+    const uint32_t b = static_cast<uint32_t>(t / oc_chunks % row_blocks);
+    const uint32_t u = static_cast<uint32_t>(t / oc_chunks / row_blocks);
+    conv_implicit_block(run, s, geo, u / s.groups, u % s.groups, b * rows, std::min(s.conv_h, (b + 1) * rows),
+                        c * oc_chunk, std::min(s.out_per_group, (c + 1) * oc_chunk));
   };
   return run.pool.parallel_for(static_cast<size_t>(units) * row_blocks * oc_chunks, block, run.deadline);
 }
@@ -138,11 +173,24 @@ size_t conv_scratch_bytes(const abi::LayerDesc& d) {
 bool conv_uses_gemm(const abi::LayerDesc& d) { return d.out_c / d.groups >= kMinGemmChannels; }
 
 size_t packed_conv_words(const EmuKernels& kernels, const abi::LayerDesc& d) {
+  if (conv_uses_implicit(kernels, d)) {
+    const uint32_t taps = d.kernel_h * d.kernel_w, per_tap = (d.in_c / d.groups + 3) / 4;
+    return d.groups * packed_quad_words(d.out_c / d.groups, 4 * taps * per_tap);
+  }
   if (!conv_uses_gemm(d) || kernels.pack == nullptr) return 0;
   return d.groups * kernels.packed_words(d.out_c / d.groups, d.in_c / d.groups * d.kernel_h * d.kernel_w);
 }
 
 void pack_conv_weights(const EmuKernels& kernels, const abi::LayerDesc& d, const int8_t* weights, int32_t* packed) {
+  if (conv_uses_implicit(kernels, d)) {
+    const uint32_t m = d.out_c / d.groups, channels = d.in_c / d.groups, taps = d.kernel_h * d.kernel_w;
+    const size_t words = packed_quad_words(m, 4 * taps * ((channels + 3) / 4));
+    for (uint32_t g = 0; g < d.groups; ++g) {
+      pack_tap_quads(weights + d.weight_offset + static_cast<size_t>(g) * m * channels * taps, m, channels, taps,
+                     packed + g * words);
+    }
+    return;
+  }
   if (!conv_uses_gemm(d) || kernels.pack == nullptr) return;
   const uint32_t m = d.out_c / d.groups, k = d.in_c / d.groups * d.kernel_h * d.kernel_w;
   for (uint32_t g = 0; g < d.groups; ++g) {
@@ -155,9 +203,10 @@ bool run_conv(const LayerRun& run) {
   const ConvShape s = make_conv_shape(run.d);
   // Without conv output there is nothing to compute; a fused pool still writes -128 (windows
   // with no valid position).
-  const bool computed = s.conv_plane == 0       ? true
-                        : conv_uses_gemm(run.d) ? run_gemm_path(run, s)
-                                                : run_direct_path(run, s);
+  const bool computed = s.conv_plane == 0                        ? true
+                        : conv_uses_implicit(run.kernels, run.d) ? run_implicit_path(run, s)
+                        : conv_uses_gemm(run.d)                  ? run_gemm_path(run, s)
+                                                                 : run_direct_path(run, s);
   if (!computed) return false;
   return !s.fused_pool || run_fused_pool(run, s);
 }

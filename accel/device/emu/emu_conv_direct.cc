@@ -38,7 +38,9 @@ PhasedRows phase_rows(const ConvShape& s, const int8_t* plane, int32_t first, in
   rows.first_row = first;
   rows.buffer = &buffer;
   const size_t row_bytes = static_cast<size_t>(rows.phases) * rows.width;
-  buffer.assign(static_cast<size_t>(last - first) * row_bytes, 0);
+  // Only the bytes no input column lands on are zeroed (the copies below write the rest).
+  const size_t bytes = static_cast<size_t>(last - first) * row_bytes;
+  if (buffer.size() < bytes) buffer.resize(bytes);
   for (int32_t iy = first; iy < last; ++iy) {
     const int8_t* in = plane + static_cast<size_t>(iy) * s.in_w;
     int8_t* out = buffer.data() + static_cast<size_t>(iy - first) * row_bytes;
@@ -46,17 +48,25 @@ PhasedRows phase_rows(const ConvShape& s, const int8_t* plane, int32_t first, in
     const uint32_t limit = std::min<uint32_t>(
         s.in_w, span > static_cast<uint32_t>(s.pad_left) ? span - static_cast<uint32_t>(s.pad_left) : 0);
     if (s.stride_w == 1) {
-      if (limit > 0) std::memcpy(out + s.pad_left, in, limit);
+      const uint32_t pad = std::min<uint32_t>(static_cast<uint32_t>(s.pad_left), rows.width);
+      const uint32_t body = std::min<uint32_t>(limit, rows.width - pad);
+      std::memset(out, 0, pad);
+      if (body > 0) std::memcpy(out + pad, in, body);
+      std::memset(out + pad + body, 0, rows.width - pad - body);
       continue;
     }
     for (uint32_t p = 0; p < s.stride_w; ++p) {
       // Phase p's position i is padded column p + stride * i, input column x = that - pad_left.
       const uint32_t pad = static_cast<uint32_t>(s.pad_left);
-      const uint32_t i0 = p >= pad ? 0 : (pad - p + s.stride_w - 1) / s.stride_w;
-      const uint32_t i1 = (limit + pad + s.stride_w - 1 - p) / s.stride_w;  // first i with x >= limit
+      const uint32_t i0 = std::min(rows.width, p >= pad ? 0 : (pad - p + s.stride_w - 1) / s.stride_w);
+      // First i with x >= limit.
+      const uint32_t i1 = std::clamp((limit + pad + s.stride_w - 1 - p) / s.stride_w, i0, rows.width);
+      int8_t* phase = out + p * rows.width;
+      std::memset(phase, 0, i0);
+      std::memset(phase + i1, 0, rows.width - i1);
       if (i0 >= i1) continue;
       const int8_t* from = in + (p + s.stride_w * i0 - pad);
-      int8_t* to = out + p * rows.width + i0;
+      int8_t* to = phase + i0;
       if (s.stride_w == 2) {
         copy_stride2(to, from, i1 - i0);
       } else {

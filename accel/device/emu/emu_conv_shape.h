@@ -46,6 +46,21 @@ inline RequantParams conv_requant(const LayerRun& run, uint32_t oc) {
 // out[j] = src[2 * j] for j < n (reads src[0 .. 2n - 1)): stride-2 gathers of both conv paths.
 void copy_stride2(int8_t* out, const int8_t* src, uint32_t n);
 
+// The implicit GEMM's layout for a conv (emu_conv_implicit.cc): the stride phases its taps
+// read, their rows' width (conv_w plus the largest column offset of a tap), the rows past a
+// task's output rows that its taps read, and quads of input channels per tap.
+struct ImplicitGeometry {
+  bool phase_used[abi::kMaxStride * abi::kMaxStride];
+  uint32_t phase_slot[abi::kMaxStride * abi::kMaxStride];  // index among the used phases
+  uint32_t phases, width, extra_rows, extra_cols, quads_per_tap;
+};
+ImplicitGeometry implicit_geometry(const ConvShape& s);
+
+// Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n,
+// by the kernels' implicit_gemm (conv_uses_implicit).
+void conv_implicit_block(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo, uint32_t n, uint32_t g,
+                         uint32_t row_begin, uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);
+
 // Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n.
 void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g, uint32_t row_begin,
                      uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);

@@ -1,6 +1,7 @@
-// The AVX-512 VNNI GEMM (vpdpbusd on 512-bit vectors), the direct conv's taps (vpdpwssd) and
-// requantise-a-row on 512-bit vectors; the other element loops (pool, add) are AVX2's. Only functions marked
-// TESSERA_VNNI512 use AVX-512, and vnni512_kernels() offers them only when the CPU reports avx512f, bw, vl and vnni.
+// The AVX-512 VNNI GEMMs (vpdpbusd on 512-bit vectors: im2col panels and the implicit GEMM), the
+// direct conv's taps (vpdpwssd), requantise-a-row and the residual add on 512-bit vectors; the
+// pool's loops are AVX2's. Only functions marked TESSERA_VNNI512 use AVX-512, and vnni512_kernels()
+// offers them only when the CPU reports avx512f, bw, vl and vnni.
 //
 // Exactness: vpdpbusd (not vpdpbusds) adds four u8 x s8 products to an int32 lane with
 // two's-complement wrap; a sum of four products (|.| < 2^17) cannot overflow before that add.
@@ -23,6 +24,7 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
+#include <algorithm>
 #include <vector>
 
 #include "accel/device/emu/emu_vnni_panel.h"
@@ -142,6 +144,82 @@ TESSERA_VNNI512 void micro_kernel(const GemmArgs& g, const int32_t* a, const uin
   }
 }
 
+// A run of an implicit GEMM panel's pixels that are outputs: panel bytes [start, start + len)
+// go to out + offset of each channel's plane.
+struct Segment {
+  uint32_t start, len;
+  size_t offset;
+};
+
+// The output runs of virtual pixels [p0, p0 + count) (rows of g.width, the first g.valid_w
+// of each an output); returns how many.
+uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segment* segments) {
+  uint32_t found = 0;
+  for (uint32_t p = p0; p < p0 + count;) {
+    const uint32_t y = p / g.width, x = p % g.width;
+    const uint32_t row_end = std::min(p0 + count, p + (g.width - x));
+    if (x < g.valid_w) {
+      const uint32_t end = std::min(row_end, p + (g.valid_w - x));
+      segments[found++] = {p - p0, end - p, static_cast<size_t>(y) * g.valid_w + x};
+    }
+    p = row_end;
+  }
+  return found;
+}
+
+// Rows x (16 * Vecs) pixels of an implicit GEMM from virtual pixel p0 over all taps and
+// quads; stores the segments' pixels of each channel.
+template <int Rows, int Vecs>
+TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, uint32_t m0, uint32_t p0,
+                                     const Segment* segments, uint32_t count) {
+  __m512i acc00 = _mm512_setzero_si512(), acc01 = acc00, acc02 = acc00, acc03 = acc00, acc10 = acc00, acc11 = acc00,
+          acc12 = acc00, acc13 = acc00, acc20 = acc00, acc21 = acc00, acc22 = acc00, acc23 = acc00, acc30 = acc00,
+          acc31 = acc00, acc32 = acc00, acc33 = acc00, acc40 = acc00, acc41 = acc00, acc42 = acc00, acc43 = acc00,
+          acc50 = acc00, acc51 = acc00, acc52 = acc00, acc53 = acc00;
+  __m512i b0 = acc00, b1 = acc00, b2 = acc00, b3 = acc00;
+  const uint8_t* base = g.source + 4 * static_cast<size_t>(p0);
+  uint32_t q = 0;
+  for (uint32_t t = 0; t < g.taps; ++t) {
+    const uint8_t* p = base + g.tap_offset[t];
+    for (uint32_t c = 0; c < g.quads_per_tap; ++c, ++q, p += g.quad_stride) {
+      TESSERA_LOAD(0)
+      TESSERA_LOAD(1)
+      TESSERA_LOAD(2)
+      TESSERA_LOAD(3)
+      TESSERA_DP_ROW(0)
+      TESSERA_DP_ROW(1)
+      TESSERA_DP_ROW(2)
+      TESSERA_DP_ROW(3)
+      TESSERA_DP_ROW(4)
+      TESSERA_DP_ROW(5)
+    }
+  }
+  alignas(64) int32_t sums[6][64];
+  TESSERA_SAVE_ROW(0)
+  TESSERA_SAVE_ROW(1)
+  TESSERA_SAVE_ROW(2)
+  TESSERA_SAVE_ROW(3)
+  TESSERA_SAVE_ROW(4)
+  TESSERA_SAVE_ROW(5)
+  const int32_t* correction = a + static_cast<size_t>(q) * Rows;
+  alignas(64) int8_t line[64];
+  for (int r = 0; r < Rows; ++r) {
+    const uint32_t i = m0 + r;
+    const Requant512 rq =
+        make_requant(wrap_add(g.q.bias[i], correction[r]), g.q.multiplier[i], g.q.shift[i], g.q.lo, g.q.hi);
+#pragma GCC unroll 4
+    for (int v = 0; v < Vecs; ++v) {
+      _mm_store_si128(reinterpret_cast<__m128i*>(line + 16 * v), requantize16(_mm512_load_si512(sums[r] + 16 * v), rq));
+    }
+    int8_t* out = g.out + i * g.out_stride;
+    for (uint32_t k = 0; k < count; ++k) {
+      const Segment& seg = segments[k];
+      const __mmask64 mask = seg.len >= 64 ? ~0ull : (1ull << seg.len) - 1;
+      _mm512_mask_storeu_epi8(out + seg.offset, mask, _mm512_maskz_loadu_epi8(mask, line + seg.start));
+    }
+  }
+}
+
 #undef TESSERA_DP
 #undef TESSERA_DP_ROW
 #undef TESSERA_LOAD
@@ -181,6 +259,54 @@ void gemm_vnni512(const GemmArgs& g) {
     for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) {
       const uint32_t rows = g.m - m0 < kVnniRows ? g.m - m0 : kVnniRows;
       pick(rows, vecs)(g, g.packed + packed_quad_words(m0, g.k), panel.data(), quads, m0, n0, valid);
+    }
+  }
+}
+
+using ImplicitKernel = void (*)(const ImplicitArgs&, const int32_t*, uint32_t, uint32_t, const Segment*, uint32_t);
+
+template <int Rows>
+constexpr ImplicitKernel implicit_for(uint32_t vecs) {
+  return vecs == 4   ? &implicit_kernel<Rows, 4>
+         : vecs == 3 ? &implicit_kernel<Rows, 3>
+         : vecs == 2 ? &implicit_kernel<Rows, 2>
+                     : &implicit_kernel<Rows, 1>;
+}
+
+ImplicitKernel pick_implicit(uint32_t rows, uint32_t vecs) {
+  switch (rows) {
+    case 6: return implicit_for<6>(vecs);
+    case 5: return implicit_for<5>(vecs);
+    case 4: return implicit_for<4>(vecs);
+    case 3: return implicit_for<3>(vecs);
+    case 2: return implicit_for<2>(vecs);
+    default: return implicit_for<1>(vecs);
+  }
+}
+
+// Panels of 64 virtual pixels by blocks of kVnniRows channels: panel-major while all the weights
+// are smaller than the source (they stay in cache over the panels), channel-major otherwise (a
+// block's weights stay in L1 over the panels: the late layers' 512 x 4608).
+void implicit_vnni512(const ImplicitArgs& g) {
+  const uint32_t quads = g.taps * g.quads_per_tap;
+  const uint32_t panel = 16 * kVectors;
+  const size_t weight_bytes = static_cast<size_t>(g.m) * quads * 4;
+  const size_t source_bytes = g.quad_stride * g.quads_per_tap;
+  Segment segments[16 * kVectors + 1];
+  const auto run = [&](uint32_t m0, uint32_t p0) {
+    const uint32_t count = std::min(panel, g.pixels - p0);
+    const uint32_t found = panel_segments(g, p0, count, segments);
+    if (found == 0) return;
+    const uint32_t rows = std::min(g.m - m0, kVnniRows);
+    pick_implicit(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0, segments, found);
+  };
+  if (weight_bytes <= source_bytes) {
+    for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) {
+      for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) run(m0, p0);
+    }
+  } else {
+    for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) {
+      for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) run(m0, p0);
     }
   }
 }
@@ -234,6 +360,28 @@ TESSERA_VNNI512 void requantize_row_avx512(const int32_t* acc, uint32_t n, int32
   }
 }
 
+// y = requantize_add(a, b, ...), 16 elements a step on 512-bit vectors (64-bit products of even
+// and odd lanes, as add_row_avx2), the last step masked; each step reads a and b before it
+// writes y, so y may be a or b.
+TESSERA_VNNI512 void add_row_avx512(const int8_t* a, const int8_t* b, uint32_t n, int32_t multiplier_a,
+                                    int32_t multiplier_b, int32_t shift, int32_t lo, int32_t hi, int8_t* y) {
+  const Requant512 q = make_requant(0, 0, shift, lo, hi);
+  const __m512i ma = _mm512_set1_epi32(multiplier_a), mb = _mm512_set1_epi32(multiplier_b);
+  for (uint32_t j = 0; j < n; j += 16) {
+    const uint32_t left = n - j < 16 ? n - j : 16;
+    const auto mask = static_cast<__mmask16>(left == 16 ? 0xFFFFu : (1u << left) - 1);
+    const __m512i a32 = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, a + j));
+    const __m512i b32 = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, b + j));
+    const __m512i even = _mm512_add_epi64(_mm512_mul_epi32(a32, ma), _mm512_mul_epi32(b32, mb));
+    const __m512i odd = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a32, 32), ma),
+                                         _mm512_mul_epi32(_mm512_srli_epi64(b32, 32), mb));
+    const __m512i lanes =
+        _mm512_mask_blend_epi32(0xAAAA, round_shift_clamp(even, q.round, q.shift, q.lo, q.hi),
+                                _mm512_slli_epi64(round_shift_clamp(odd, q.round, q.shift, q.lo, q.hi), 32));
+    _mm_mask_storeu_epi8(y + j, mask, _mm512_cvtepi32_epi8(lanes));
+  }
+}
+
 }  // namespace
 
 const EmuKernels* vnni512_kernels() {
@@ -246,6 +394,8 @@ const EmuKernels* vnni512_kernels() {
     static EmuKernels k = vnni::table_over_avx2(*avx2, "avx512-vnni", "AVX-512 VNNI", &gemm_vnni512);
     k.mac_taps = &mac_taps_avx512;
     k.requantize_row = &requantize_row_avx512;
+    k.implicit_gemm = &implicit_vnni512;
+    k.add_row = &add_row_avx512;
     return &k;
   }();
   return kernels;

@@ -7,6 +7,7 @@
 
 #include "accel/device/emu/emu_kernels.h"
 #include "accel/device/emu/emu_ops.h"
+#include "accel/device/emu/emu_profile.h"
 #include "accel/device/emu/emu_program_check.h"
 #include "accel/device/emu/emu_thread_pool.h"
 
@@ -37,10 +38,13 @@ EmuProgram::EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::
     }
   }
   arena_.assign(static_cast<size_t>(max_batch) * header_.arena_image_bytes, 0);
+  if (emu::profile_enabled()) profile_.assign(max_batch + 1, std::vector<emu::LayerTime>(layers_.size()));
   scratch_.resize(scratch_per_image * max_batch);
 }
 
-EmuProgram::~EmuProgram() = default;
+EmuProgram::~EmuProgram() {
+  for (const std::vector<emu::LayerTime>& times : profile_) emu::print_profile(layers_, kernels_, times);
+}
 
 Status EmuProgram::execute(std::span<int8_t> arena, uint32_t batch, std::chrono::steady_clock::time_point deadline) {
   if (batch > max_batch_) {
@@ -67,9 +71,16 @@ Status EmuProgram::execute(std::span<int8_t> arena, uint32_t batch, std::chrono:
                               packed_[i].empty() ? nullptr : packed_[i].data(),
                               scratch_.data(),
                               deadline};
+    const auto start = profile_.empty() ? std::chrono::steady_clock::time_point{} : std::chrono::steady_clock::now();
     const bool done = d.op == abi::kOpConv   ? emu::run_conv(layer)
                       : d.op == abi::kOpPool ? emu::run_pool(layer)
                                              : emu::run_add(layer);
+    if (!profile_.empty()) {
+      emu::LayerTime& t = profile_[batch][i];
+      ++t.runs;
+      t.images += batch;
+      t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
     if (!done) {
       // Checked per task, not only between layers: one huge layer overruns by one task at most.
       return Status::deadline_exceeded("emulator: run exceeded its deadline in layer " + std::to_string(i) +

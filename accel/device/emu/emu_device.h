@@ -1,8 +1,8 @@
 // EmuDevice: the bit-exact software accelerator, Tessera's default device without a board. It
 // executes the descriptors of kernels/kernel_abi.h with the kernel's integer arithmetic, as an
-// independent, CPU-shaped implementation (im2col + int8 GEMM, AVX2 or NEON where the CPU has it, a
-// thread pool over images, rows and channels). The twin it is held bit-exact against is the
-// HLS kernel's C simulation (tests/bitexact). Fabric time is the planner's model carried by
+// independent, CPU-shaped implementation (an implicit int8 GEMM on the AVX-512 VNNI path, im2col + GEMM on
+// the others, AVX2 or NEON where the CPU has it, a thread pool over images, rows and channels). The twin it is held
+// bit-exact against is the HLS kernel's C simulation (tests/bitexact). Fabric time is the planner's model carried by
 // the program (CompiledProgram::model, from the board profile the program was planned for).
 #pragma once
 
@@ -21,6 +21,10 @@ namespace tessera {
 namespace emu {
 class EmuThreadPool;
 struct EmuKernels;
+struct LayerTime {
+  uint64_t runs = 0, images = 0;
+  double seconds = 0;
+};
 }  // namespace emu
 
 // A program loaded on the emulator: a copy of the weights and quant buffers (plus the weights
@@ -63,6 +67,9 @@ class EmuProgram : public DeviceProgram {
   ProgramModel model_;
   uint64_t last_run_cycles_ = 0;
   std::shared_ptr<emu::EmuFaultState> faults_;  // null: no fault injection
+  // TESSERA_EMU_PROFILE set: per batch size and layer, runs, images and seconds, printed to
+  // stderr when the program is unloaded (emu_profile.h); empty otherwise.
+  std::vector<std::vector<emu::LayerTime>> profile_;
 };
 
 // How an EmuDevice computes (never what: every choice gives the same bytes).

@@ -42,6 +42,30 @@ void pack_weights_quads(const int8_t* weights, uint32_t m, uint32_t k, int32_t* 
   }
 }
 
+void pack_tap_quads(const int8_t* weights, uint32_t m, uint32_t channels, uint32_t taps, int32_t* packed) {
+  const uint32_t per_tap = (channels + 3) / 4, quads = taps * per_tap;
+  for (uint32_t m0 = 0; m0 < m; m0 += kVnniRows) {
+    const uint32_t rows = m - m0 < kVnniRows ? m - m0 : kVnniRows;
+    int32_t* block = packed + packed_quad_words(m0, 4 * quads);
+    for (uint32_t r = 0; r < rows; ++r) {
+      const int8_t* w = weights + static_cast<size_t>(m0 + r) * channels * taps;  // [channels][taps]
+      uint32_t sum = 0;
+      for (uint32_t t = 0; t < taps; ++t) {
+        for (uint32_t c = 0; c < per_tap; ++c) {
+          uint32_t word = 0;
+          for (uint32_t b = 0; b < 4 && 4 * c + b < channels; ++b) {
+            const int8_t v = w[static_cast<size_t>(4 * c + b) * taps + t];
+            word |= static_cast<uint32_t>(static_cast<uint8_t>(v)) << (8 * b);
+            sum += static_cast<uint32_t>(static_cast<int32_t>(v));
+          }
+          block[static_cast<size_t>(t * per_tap + c) * rows + r] = static_cast<int32_t>(word);
+        }
+      }
+      block[static_cast<size_t>(quads) * rows + r] = static_cast<int32_t>(0u - 128u * sum);
+    }
+  }
+}
+
 std::vector<KernelPath> kernel_paths() {
 #if defined(__x86_64__)
   const char* vnni = "CPU lacks AVX-512 VNNI";

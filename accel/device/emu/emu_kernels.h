@@ -50,6 +50,34 @@ struct GemmArgs {
   size_t out_stride;
 };
 
+// The implicit GEMM of a conv (no im2col): the reduction runs over taps (ky, kx) and, within a
+// tap, quads of 4 input channels, read straight from a quad source the conv code builds from the
+// input rows (emu_conv_implicit.cc): byte b of pixel p of quad c for tap t is at
+// source + tap_offset[t] + c * quad_stride + 4 * p, holding x[4c + b] + 128 (zero-padded input
+// and channels past the group's read as x = 0). Pixels are virtual: p = y * width + x over rows
+// of `width` columns, of which the first valid_w are outputs (the rest, the padding's columns,
+// are computed and dropped). Output channel i's pixel (y, x) goes to out[i * out_stride + y *
+// valid_w + x] after requantisation with q (channel i: q.bias[i] ...).
+struct ImplicitArgs {
+  const int32_t* packed;  // the m channels' weights in pack_tap_quads() layout (block-aligned start)
+  uint32_t m;
+  const uint8_t* source;
+  const int32_t* tap_offset;
+  uint32_t taps, quads_per_tap;  // quads = taps * quads_per_tap
+  size_t quad_stride;
+  uint32_t pixels, width, valid_w;
+  RequantParams q;
+  int8_t* out;
+  size_t out_stride;
+};
+
+// Packs [m][channels][taps] int8 conv weights (one group) for the implicit GEMM: blocks of
+// kVnniRows channels (the last shorter), within a block [taps][(channels + 3) / 4][rows] words
+// holding w[r][4c .. 4c + 3][t] (zero past `channels`), then rows words of -128 * sum w[r]
+// (mod 2^32), as pack_weights_quads. A block starting at channel c is at
+// packed_quad_words(c, 4 * taps * ((channels + 3) / 4)).
+void pack_tap_quads(const int8_t* weights, uint32_t m, uint32_t channels, uint32_t taps, int32_t* packed);
+
 // Int32 words pack_weights() writes for an m x k weight matrix.
 inline size_t packed_weight_words(uint32_t m, uint32_t k) { return static_cast<size_t>(m) * ((k + 1) / 2); }
 
@@ -92,6 +120,9 @@ struct EmuKernels {
   // y may be a or b (an in-place add): every element is read before it is written.
   void (*add_row)(const int8_t* a, const int8_t* b, uint32_t n, int32_t multiplier_a, int32_t multiplier_b,
                   int32_t shift, int32_t lo, int32_t hi, int8_t* y);
+  // The implicit GEMM (ImplicitArgs), or null where the version has none: the conv then takes
+  // im2col + gemm.
+  void (*implicit_gemm)(const ImplicitArgs& args) = nullptr;
 };
 
 const EmuKernels& scalar_kernels();

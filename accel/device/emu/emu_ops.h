@@ -32,8 +32,11 @@ size_t conv_scratch_bytes(const abi::LayerDesc& d);
 // True when a conv layer runs on the GEMM path (enough output channels per group to pay for
 // im2col); false: the direct path (depthwise and other thin groups).
 bool conv_uses_gemm(const abi::LayerDesc& d);
-// All groups' weights in the kernels' pack() layout, group after group (empty for the direct
-// path, or kernels without a packed layout).
+// True when a GEMM-path conv runs as an implicit GEMM (kernels.implicit_gemm, no im2col): the
+// kernels have one and the group's input channels fill quads well enough.
+bool conv_uses_implicit(const EmuKernels& kernels, const abi::LayerDesc& d);
+// All groups' weights in the kernels' pack() layout (pack_tap_quads' for an implicit GEMM),
+// group after group (empty for the direct path, or kernels without a packed layout).
 void pack_conv_weights(const EmuKernels& kernels, const abi::LayerDesc& d, const int8_t* weights, int32_t* packed);
 size_t packed_conv_words(const EmuKernels& kernels, const abi::LayerDesc& d);
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "accel/device/emu/emu_ops.h"
+#include "accel/device/emu/emu_conv_shape.h"
 
 namespace tessera::emu {
 namespace {
@@ -44,19 +44,37 @@ void average_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t i
 
 void max_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win,
                     int8_t* dst, uint32_t out_h, uint32_t out_w) {
-  thread_local std::vector<int8_t> column_max;
-  column_max.resize(in_w);
+  // Column maxima of a window's rows (readable 32 bytes past in_w: copy_stride2's last step).
+  thread_local std::vector<int8_t> column_max, gathered;
+  column_max.resize(in_w + 32);
+  gathered.resize(out_w);
   for (uint32_t oy = 0; oy < out_h; ++oy) {
     int8_t* out = dst + static_cast<size_t>(oy) * out_w;
     const Span rows = clip(oy, win.stride_h, win.pad_top, win.h, in_h);
-    std::fill(column_max.begin(), column_max.end(), INT8_MIN);
+    std::fill(column_max.begin(), column_max.begin() + in_w, INT8_MIN);
     for (int32_t y = rows.begin; y < rows.end; ++y)
       kernels.max_row(column_max.data(), src + static_cast<size_t>(y) * in_w, in_w);
-    for (uint32_t ox = 0; ox < out_w; ++ox) {
-      const Span cols = clip(ox, win.stride_w, win.pad_left, win.w, in_w);
-      int8_t best = INT8_MIN;
-      for (int32_t x = cols.begin; x < cols.end; ++x) best = std::max(best, column_max[x]);
-      out[ox] = best;
+    // Across: window column kx of outputs [first, end) reads column ox * stride + kx - pad_left,
+    // in range there; each kx is one max_row over those outputs (a stride-2 gather first).
+    std::fill(out, out + out_w, INT8_MIN);
+    for (uint32_t kx = 0; kx < win.w; ++kx) {
+      const int64_t offset = static_cast<int64_t>(kx) - win.pad_left;
+      const int64_t first = offset >= 0 ? 0 : (-offset + win.stride_w - 1) / win.stride_w;
+      const int64_t last_x = static_cast<int64_t>(in_w) - 1 - offset;
+      const int64_t end = std::min<int64_t>(out_w, last_x < 0 ? 0 : last_x / win.stride_w + 1);
+      if (first >= end) continue;
+      const int8_t* from = column_max.data() + (first * win.stride_w + offset);
+      const auto count = static_cast<uint32_t>(end - first);
+      if (win.stride_w == 1) {
+        kernels.max_row(out + first, from, count);
+        continue;
+      }
+      if (win.stride_w == 2) {
+        copy_stride2(gathered.data(), from, count);
+      } else {
+        for (uint32_t i = 0; i < count; ++i) gathered[i] = from[static_cast<size_t>(i) * win.stride_w];
+      }
+      kernels.max_row(out + first, gathered.data(), count);
     }
   }
 }
@@ -66,19 +84,29 @@ bool run_pool(const LayerRun& run) {
   const PoolWindow win{d.pool_h, d.pool_w, d.pool_stride_h, d.pool_stride_w, d.pool_pad_top, d.pool_pad_left};
   const size_t in_plane = static_cast<size_t>(d.in_h) * d.in_w, out_plane = static_cast<size_t>(d.out_h) * d.out_w;
   const int32_t* q = run.quant + d.quant_offset;
-  // out_c channels (the kernel's count; in_c is the same for a well-formed pool).
-  const auto pool_channel = [&](size_t t) {
-    const uint32_t n = static_cast<uint32_t>(t / d.out_c), c = static_cast<uint32_t>(t % d.out_c);
-    const int8_t* src = run.arena + n * run.image_bytes + d.in_offset + (d.in_channel_base + c) * in_plane;
-    int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * out_plane;
-    if (d.pool_kind == abi::kPoolMax) {
-      max_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w);
-    } else {
-      const RequantParams requant{nullptr, &q[0], &q[1], d.act_lo, d.act_hi};
-      average_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w, requant);
+  // out_c channels (the kernel's count; in_c is the same for a well-formed pool), in tasks of
+  // whole channels, ~4 per thread per batch but at least kMinElements input bytes each (a global
+  // pool of 512 7x7 planes is not 512 tasks).
+  constexpr size_t kMinElements = 4096;
+  const size_t parts = std::max<size_t>(
+      1, std::min<size_t>((4 * run.pool.size() + run.batch - 1) / run.batch, in_plane * d.out_c / kMinElements));
+  const Chunks chunks = make_chunks(d.out_c, parts);
+  const size_t per_image = chunks.num();
+  const auto pool_channels = [&](size_t t) {
+    const auto n = static_cast<uint32_t>(t / per_image);
+    const size_t i = t % per_image;
+    for (size_t c = chunks.begin(i); c < chunks.end(i); ++c) {
+      const int8_t* src = run.arena + n * run.image_bytes + d.in_offset + (d.in_channel_base + c) * in_plane;
+      int8_t* dst = run.arena + n * run.image_bytes + d.out_offset + (d.out_channel_base + c) * out_plane;
+      if (d.pool_kind == abi::kPoolMax) {
+        max_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w);
+      } else {
+        const RequantParams requant{nullptr, &q[0], &q[1], d.act_lo, d.act_hi};
+        average_pool_plane(run.kernels, src, d.in_h, d.in_w, win, dst, d.out_h, d.out_w, requant);
+      }
     }
   };
-  return run.pool.parallel_for(static_cast<size_t>(run.batch) * d.out_c, pool_channel, run.deadline);
+  return run.pool.parallel_for(static_cast<size_t>(run.batch) * per_image, pool_channels, run.deadline);
 }
 
 }  // namespace tessera::emu

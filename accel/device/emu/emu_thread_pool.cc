@@ -38,16 +38,21 @@ void EmuThreadPool::worker_loop() {
       start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      // A job its caller has already finished (this worker woke late: descheduled, or the job
+      // was short) is not joined; the caller does not wait for workers that never joined.
+      if (closed_) continue;
+      ++active_;
     }
     run_tasks();
     std::lock_guard<std::mutex> lock(mu_);
-    if (--busy_ == 0) done_cv_.notify_one();
+    if (--active_ == 0 && closed_) done_cv_.notify_one();
   }
 }
 
 bool EmuThreadPool::parallel_for(size_t count, const std::function<void(size_t)>& fn, Deadline deadline) {
   if (count == 0) return true;
   std::lock_guard<std::mutex> run_lock(run_mu_);
+  const bool share = !workers_.empty() && count > 1;  // alone, the caller runs every task itself
   {
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = &fn;
@@ -55,14 +60,16 @@ bool EmuThreadPool::parallel_for(size_t count, const std::function<void(size_t)>
     deadline_ = deadline;
     next_.store(0);
     expired_.store(false);
-    // Alone (no workers, or a single task) the caller runs every task itself.
-    busy_ = workers_.empty() || count == 1 ? 0 : static_cast<unsigned>(workers_.size());
-    if (busy_ > 0) ++generation_;
+    closed_ = !share;
+    active_ = 0;
+    if (share) ++generation_;
   }
-  start_cv_.notify_all();
+  if (share) start_cv_.notify_all();
   run_tasks();
+  // Every task is claimed now: close the job to late workers, wait for those inside it.
   std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return busy_ == 0; });
+  closed_ = true;
+  done_cv_.wait(lock, [&] { return active_ == 0; });
   fn_ = nullptr;
   return !expired_.load();
 }

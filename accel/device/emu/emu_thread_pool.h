@@ -26,9 +26,10 @@ class EmuThreadPool {
   using Deadline = std::chrono::steady_clock::time_point;
 
   // Calls fn(i) for every i in [0, count), spread dynamically over the pool; returns when all
-  // calls have returned. fn must not throw and must not call parallel_for itself. Past the
-  // deadline no further call starts (one under way runs to its end): returns false when any i
-  // was skipped that way, true when every call ran.
+  // calls have returned. The caller takes tasks too and, once none is left, waits only for the
+  // workers that took part (not for one still waking up: on a busy machine that was a time slice). fn must not throw
+  // and must not call parallel_for itself. Past the deadline no further call starts (one under way runs to its end):
+  // returns false when any i was skipped that way, true when every call ran.
   bool parallel_for(size_t count, const std::function<void(size_t)>& fn, Deadline deadline = Deadline::max());
 
  private:
@@ -46,7 +47,8 @@ class EmuThreadPool {
   Deadline deadline_ = Deadline::max();
   std::atomic<size_t> next_{0};
   std::atomic<bool> expired_{false};  // some task was skipped at the deadline
-  unsigned busy_ = 0;                 // workers still inside the current job
+  unsigned active_ = 0;               // workers inside the current job
+  bool closed_ = true;                // the current job's caller ran out of tasks: no worker joins now
   unsigned long generation_ = 0;
   bool stop_ = false;
 };

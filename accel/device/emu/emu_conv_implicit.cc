@@ -1,0 +1,191 @@
+// The implicit-GEMM path of kOpConv (kernels with an implicit_gemm: AVX-512 VNNI): no im2col and
+// no panel packing. A task builds, from the input rows its output rows read, a quad source:
+// per quad of 4 input channels and per stride phase (py, px), rows of padded input pixels as 4
+// interleaved bytes x + 128, phase (py, px) holding padded rows py, py + stride_h, ... and
+// columns px, px + stride_w, ... Output pixel (oy, ox) of tap (ky, kx) then reads phase
+// ((ky * dh) % sh, (kx * dw) % sw) at row oy + (ky * dh) / sh, column ox + (kx * dw) / sw: with
+// the phase's rows `width` wide, a constant offset per tap from virtual pixel oy * width + ox.
+// So every tap's 16 pixels are one contiguous 64-byte load of the source (emu_kernels.h,
+// ImplicitArgs), and the source is about the size of the input rows, where im2col wrote each
+// input byte kernel_h x kernel_w times and packing read and wrote it again.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "accel/device/emu/emu_conv_shape.h"
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+namespace tessera::emu {
+namespace {
+
+// Extra virtual pixels past the last row: the last 16-pixel step reads up to 15 pixels past the
+// task's pixels plus the largest column offset (< kMaxKernel * kMaxDilation).
+constexpr uint32_t kSlackPixels = 16 + abi::kMaxKernel * abi::kMaxDilation + 16;
+
+// out[4 * j + b] = rows[b][j] ^ 0x80 for j < n; reads and writes nothing past n.
+void interleave4(const int8_t* const rows[4], size_t n, uint8_t* out) {
+  size_t j = 0;
+#if defined(__x86_64__)
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  for (; j + 16 <= n; j += 16) {
+    const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + j));
+    const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + j));
+    const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[2] + j));
+    const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[3] + j));
+    const __m128i a_lo = _mm_unpacklo_epi8(r0, r1), a_hi = _mm_unpackhi_epi8(r0, r1);
+    const __m128i b_lo = _mm_unpacklo_epi8(r2, r3), b_hi = _mm_unpackhi_epi8(r2, r3);
+    auto* o = reinterpret_cast<__m128i*>(out + 4 * j);
+    _mm_storeu_si128(o, _mm_xor_si128(_mm_unpacklo_epi16(a_lo, b_lo), flip));
+    _mm_storeu_si128(o + 1, _mm_xor_si128(_mm_unpackhi_epi16(a_lo, b_lo), flip));
+    _mm_storeu_si128(o + 2, _mm_xor_si128(_mm_unpacklo_epi16(a_hi, b_hi), flip));
+    _mm_storeu_si128(o + 3, _mm_xor_si128(_mm_unpackhi_epi16(a_hi, b_hi), flip));
+  }
+#endif
+  for (; j < n; ++j) {
+    for (size_t b = 0; b < 4; ++b) out[4 * j + b] = static_cast<uint8_t>(rows[b][j]) ^ 0x80u;
+  }
+}
+
+// One phase row of one input channel: dst[c] = input column c * stride_w + px - pad_left of
+// `row` (zero outside the input) for c < width; dst is readable and zero up to width + 16.
+void phase_row(const ConvShape& s, const int8_t* row, uint32_t px, uint32_t width, int8_t* dst) {
+  std::memset(dst, 0, width + 16);
+  // Columns c with 0 <= c * sw + px - pad_left < in_w.
+  const int64_t offset = static_cast<int64_t>(px) - s.pad_left;
+  const int64_t first = offset >= 0 ? 0 : (-offset + s.stride_w - 1) / s.stride_w;
+  const int64_t last_x = static_cast<int64_t>(s.in_w) - 1 - offset;
+  const int64_t end = std::min<int64_t>(width, last_x < 0 ? 0 : last_x / s.stride_w + 1);
+  if (first >= end) return;
+  const int8_t* from = row + (first * s.stride_w + offset);
+  const auto count = static_cast<uint32_t>(end - first);
+  if (s.stride_w == 1) {
+    std::memcpy(dst + first, from, count);
+  } else if (s.stride_w == 2) {
+    copy_stride2(dst + first, from, count);
+  } else {
+    for (uint32_t i = 0; i < count; ++i) dst[first + i] = from[static_cast<size_t>(i) * s.stride_w];
+  }
+}
+
+// Which plane of a task's quad source: channel quad c, stride phase (py, px), phase rows
+// [row_begin, row_begin + rows).
+struct PlaneSpot {
+  uint32_t c, py, px, row_begin, rows;
+};
+
+// Writes one plane of the quad source (plane_bytes bytes, the slack past the rows as x = 0).
+void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* in, const PlaneSpot& at, uint8_t* plane,
+                size_t plane_bytes) {
+  const size_t used = 4 * static_cast<size_t>(at.rows) * geo.width;
+  std::memset(plane + used, 0x80, plane_bytes - used);
+  // 1x1, stride 1, no padding, a full quad: the phase rows are the input rows, one run per channel.
+  const bool dense = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_top == 0 &&
+                     s.pad_left == 0 && geo.width == s.in_w && at.row_begin + at.rows <= s.in_h &&
+                     4 * at.c + 4 <= s.in_per_group;
+  const int8_t* line[4];
+  if (dense) {
+    for (uint32_t b = 0; b < 4; ++b) {
+      line[b] = in + (4 * at.c + b) * s.in_plane + static_cast<size_t>(at.row_begin) * s.in_w;
+    }
+    interleave4(line, static_cast<size_t>(at.rows) * geo.width, plane);
+    return;
+  }
+  thread_local std::vector<int8_t> lines, zero;
+  const size_t line_bytes = geo.width + 16;
+  if (lines.size() < 4 * line_bytes) lines.resize(4 * line_bytes);
+  if (zero.size() < line_bytes) zero.assign(line_bytes, 0);
+  for (uint32_t r = 0; r < at.rows; ++r) {
+    // Phase row r is padded row (row_begin + r) * stride_h + py, input row that - pad_top.
+    const int64_t iy = static_cast<int64_t>(at.row_begin + r) * s.stride_h + at.py - s.pad_top;
+    for (uint32_t b = 0; b < 4; ++b) {
+      const uint32_t ic = 4 * at.c + b;
+      if (iy < 0 || iy >= s.in_h || ic >= s.in_per_group) {
+        line[b] = zero.data();
+        continue;
+      }
+      int8_t* dst = lines.data() + b * line_bytes;
+      phase_row(s, in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w, at.px, geo.width, dst);
+      line[b] = dst;
+    }
+    interleave4(line, geo.width, plane + 4 * static_cast<size_t>(r) * geo.width);
+  }
+}
+
+}  // namespace
+
+bool conv_uses_implicit(const EmuKernels& kernels, const abi::LayerDesc& d) {
+  if (kernels.implicit_gemm == nullptr || !conv_uses_gemm(d)) return false;
+  // Channels are padded to quads: few channels (a 3-channel stem) waste a quarter or more.
+  const uint32_t per_group = d.in_c / d.groups;
+  return per_group % 4 == 0 || per_group >= 16;
+}
+
+ImplicitGeometry implicit_geometry(const ConvShape& s) {
+  ImplicitGeometry geo{};
+  for (uint32_t ky = 0; ky < s.kernel_h; ++ky) {
+    geo.extra_rows = std::max(geo.extra_rows, ky * s.dilation_h / s.stride_h);
+    for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
+      geo.extra_cols = std::max(geo.extra_cols, kx * s.dilation_w / s.stride_w);
+      geo.phase_used[(ky * s.dilation_h % s.stride_h) * s.stride_w + kx * s.dilation_w % s.stride_w] = true;
+    }
+  }
+  for (uint32_t p = 0; p < s.stride_h * s.stride_w; ++p) {
+    geo.phase_slot[p] = geo.phases;
+    if (geo.phase_used[p]) ++geo.phases;
+  }
+  geo.width = s.conv_w + geo.extra_cols;
+  geo.quads_per_tap = (s.in_per_group + 3) / 4;
+  return geo;
+}
+
+void conv_implicit_block(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo, uint32_t n, uint32_t g,
+                         uint32_t row_begin, uint32_t row_end, uint32_t oc_begin, uint32_t oc_end) {
+  const uint32_t rows = row_end - row_begin + geo.extra_rows;  // phase rows the task's outputs read
+  const size_t plane_pixels = static_cast<size_t>(rows) * geo.width + kSlackPixels;
+  const size_t plane_bytes = 4 * ((plane_pixels + 15) / 16 * 16);
+  const size_t quad_stride = plane_bytes * geo.phases;
+  thread_local std::vector<uint8_t> source;
+  const size_t source_bytes = quad_stride * geo.quads_per_tap;
+  if (source.size() < source_bytes) source.resize(source_bytes);
+  const int8_t* in = conv_input(run, s, n, g);
+  for (uint32_t c = 0; c < geo.quads_per_tap; ++c) {
+    for (uint32_t p = 0; p < s.stride_h * s.stride_w; ++p) {
+      if (!geo.phase_used[p]) continue;
+      const PlaneSpot spot{c, p / s.stride_w, p % s.stride_w, row_begin, rows};
+      fill_plane(s, geo, in, spot, source.data() + c * quad_stride + geo.phase_slot[p] * plane_bytes, plane_bytes);
+    }
+  }
+
+  int32_t tap_offset[abi::kMaxKernel * abi::kMaxKernel];
+  for (uint32_t ky = 0; ky < s.kernel_h; ++ky) {
+    for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
+      const uint32_t phase = (ky * s.dilation_h % s.stride_h) * s.stride_w + kx * s.dilation_w % s.stride_w;
+      const size_t pixel =
+          static_cast<size_t>(ky * s.dilation_h / s.stride_h) * geo.width + kx * s.dilation_w / s.stride_w;
+      tap_offset[ky * s.kernel_w + kx] = static_cast<int32_t>(geo.phase_slot[phase] * plane_bytes + 4 * pixel);
+    }
+  }
+  const uint32_t first = g * s.out_per_group + oc_begin;
+  const uint32_t taps = s.kernel_h * s.kernel_w;
+  ImplicitArgs args{};
+  args.packed = run.packed + g * packed_quad_words(s.out_per_group, 4 * taps * geo.quads_per_tap) +
+                packed_quad_words(oc_begin, 4 * taps * geo.quads_per_tap);
+  args.m = oc_end - oc_begin;
+  args.source = source.data();
+  args.tap_offset = tap_offset;
+  args.taps = taps;
+  args.quads_per_tap = geo.quads_per_tap;
+  args.quad_stride = quad_stride;
+  args.pixels = (row_end - row_begin) * geo.width;
+  args.width = geo.width;
+  args.valid_w = s.conv_w;
+  args.q = conv_requant(run, first);
+  args.out = conv_output(run, s, n, first) + static_cast<size_t>(row_begin) * s.conv_w;
+  args.out_stride = s.conv_plane;
+  run.kernels.implicit_gemm(args);
+}
+
+}  // namespace tessera::emu
