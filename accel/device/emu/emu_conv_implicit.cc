@@ -81,18 +81,7 @@ void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* i
                 size_t plane_bytes) {
   const size_t used = 4 * static_cast<size_t>(at.rows) * geo.width;
   std::memset(plane + used, 0x80, plane_bytes - used);
-  // 1x1, stride 1, no padding, a full quad: the phase rows are the input rows, one run per channel.
-  const bool dense = s.kernel_h == 1 && s.kernel_w == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_top == 0 &&
-                     s.pad_left == 0 && geo.width == s.in_w && at.row_begin + at.rows <= s.in_h &&
-                     4 * at.c + 4 <= s.in_per_group;
   const int8_t* line[4];
-  if (dense) {
-    for (uint32_t b = 0; b < 4; ++b) {
-      line[b] = in + (4 * at.c + b) * s.in_plane + static_cast<size_t>(at.row_begin) * s.in_w;
-    }
-    interleave4(line, static_cast<size_t>(at.rows) * geo.width, plane);
-    return;
-  }
   thread_local std::vector<int8_t> lines, zero;
   const size_t line_bytes = geo.width + 16;
   if (lines.size() < 4 * line_bytes) lines.resize(4 * line_bytes);
@@ -118,6 +107,11 @@ void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* i
 
 bool conv_uses_implicit(const EmuKernels& kernels, const abi::LayerDesc& d) {
   if (kernels.implicit_gemm == nullptr || !conv_uses_gemm(d)) return false;
+  // 1x1 convs stay on im2col + GEMM, whose panel is the input rows themselves (stride 1) or one
+  // strided copy: measured on the implicit path they were slower (tessera_bench int8 b8, 3 pairs,
+  // quiet machine: MobileNetV2 272-281 -> 311-314 images/s with 1x1 on the GEMM path, SqueezeNet
+  // 1.1 467/585 -> 494/623, GoogLeNet and ResNet-18 no worse).
+  if (d.kernel_h == 1 && d.kernel_w == 1) return false;
   // Channels are padded to quads: few channels (a 3-channel stem) waste a quarter or more.
   const uint32_t per_group = d.in_c / d.groups;
   return per_group % 4 == 0 || per_group >= 16;
