@@ -153,34 +153,47 @@ int pipeline_table(const std::vector<BenchModel>& models, const std::shared_ptr<
   return 0;
 }
 
-int run(int argc, char** argv) {
+// The command line: paths, what to run and for how long.
+struct BenchArgs {
   std::filesystem::path zoo, bundled;
-  std::string only, zoo_models = "squeezenet1_1,resnet18", precision_only, batch_list = "1,8";
+  std::string only, zoo_models = "squeezenet1_1,resnet18", precision_only;
+  std::vector<Precision> precisions;
+  std::vector<int64_t> batches;
   double seconds = 3;
+};
+
+BenchArgs parse_args(int argc, char** argv) {
+  BenchArgs a;
+  std::string batch_list = "1,8";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--zoo"))
-      zoo = argv[i + 1];
+      a.zoo = argv[i + 1];
     else if (!std::strcmp(argv[i], "--bundled"))
-      bundled = argv[i + 1];
+      a.bundled = argv[i + 1];
     else if (!std::strcmp(argv[i], "--seconds"))
-      seconds = std::atof(argv[i + 1]);
+      a.seconds = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--only"))
-      only = argv[i + 1];
+      a.only = argv[i + 1];
     else if (!std::strcmp(argv[i], "--models"))
-      zoo_models = argv[i + 1];
+      a.zoo_models = argv[i + 1];
     else if (!std::strcmp(argv[i], "--precision"))
-      precision_only = argv[i + 1];
+      a.precision_only = argv[i + 1];
     else if (!std::strcmp(argv[i], "--batches"))
       batch_list = argv[i + 1];
   }
-  std::vector<Precision> precisions;
-  if (precision_only != "fp32") precisions.push_back(Precision::kInt8);
-  if (precision_only != "int8") precisions.push_back(Precision::kFp32);
-  std::vector<int64_t> batches;
+  if (a.precision_only != "fp32") a.precisions.push_back(Precision::kInt8);
+  if (a.precision_only != "int8") a.precisions.push_back(Precision::kFp32);
   std::stringstream batch_items(batch_list);
   for (std::string b; std::getline(batch_items, b, ',');) {
-    if (!b.empty()) batches.push_back(std::clamp<int64_t>(std::atoll(b.c_str()), 1, 8));  // the engines' max_batch
+    if (!b.empty()) a.batches.push_back(std::clamp<int64_t>(std::atoll(b.c_str()), 1, 8));  // the engines' max_batch
   }
+  return a;
+}
+
+int run(int argc, char** argv) {
+  const BenchArgs args = parse_args(argc, argv);
+  const std::filesystem::path &zoo = args.zoo, &bundled = args.bundled;
+  const std::string& only = args.only;
   if (bundled.empty() || (zoo.empty() && only != "fashion-mnist")) {
     std::fprintf(stderr,
                  "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b] "
@@ -199,7 +212,7 @@ int run(int argc, char** argv) {
 
   std::vector<BenchModel> models = {bundled_model(bundled)};
   if (only.empty()) {
-    if (!add_zoo_models(zoo, zoo_models, models)) return 2;
+    if (!add_zoo_models(zoo, args.zoo_models, models)) return 2;
   } else if (only != "fashion-mnist") {
     if (!std::filesystem::exists(zoo / only / "model.onnx")) {
       std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", only.c_str(), zoo.string().c_str());
@@ -217,12 +230,12 @@ int run(int argc, char** argv) {
   std::printf("%-14s %-9s %6s %12s   %s\n", "model", "path", "batch", "images/s",
               "one batch: fabric ms (modeled) / host ms");
   for (const BenchModel& m : models) {
-    for (Precision precision : precisions) {
+    for (Precision precision : args.precisions) {
       auto engine = load(m, precision, true, device);
       if (!engine) return 1;
-      for (int64_t batch : batches) {
+      for (int64_t batch : args.batches) {
         const Tensor input = repeat(m.sample, batch);
-        const double ips = throughput(*engine, input, 1, seconds);
+        const double ips = throughput(*engine, input, 1, args.seconds);
         auto one = engine->infer(input);
         std::printf("%-14s %-9s %6lld %12.1f   %.2f (%.2f) / %.2f\n", m.name.c_str(),
                     precision == Precision::kInt8 ? "int8-emu" : "fp32-host", static_cast<long long>(batch), ips,
@@ -233,8 +246,8 @@ int run(int argc, char** argv) {
       }
     }
   }
-  if (!precision_only.empty()) return 0;
-  return pipeline_table(models, device, seconds);
+  if (!args.precision_only.empty()) return 0;
+  return pipeline_table(models, device, args.seconds);
 }
 
 }  // namespace
