@@ -226,24 +226,34 @@ TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, ui
 #undef TESSERA_SAVE
 #undef TESSERA_SAVE_ROW
 
-using MicroKernel = void (*)(const GemmArgs&, const int32_t*, const uint8_t*, uint32_t, uint32_t, uint32_t, uint32_t);
+// The GEMM's and the implicit GEMM's micro-kernels as types, so one dispatch serves both.
+template <int Rows, int Vecs>
+struct GemmKernel {
+  static constexpr auto fn = &micro_kernel<Rows, Vecs>;
+};
+template <int Rows, int Vecs>
+struct ImplicitGemmKernel {
+  static constexpr auto fn = &implicit_kernel<Rows, Vecs>;
+};
 
-template <int Rows>
-constexpr MicroKernel kernel_for(uint32_t vecs) {
-  return vecs == 4   ? &micro_kernel<Rows, 4>
-         : vecs == 3 ? &micro_kernel<Rows, 3>
-         : vecs == 2 ? &micro_kernel<Rows, 2>
-                     : &micro_kernel<Rows, 1>;
+template <template <int, int> class Kernel, int Rows>
+constexpr auto kernel_for(uint32_t vecs) {
+  return vecs == 4   ? Kernel<Rows, 4>::fn
+         : vecs == 3 ? Kernel<Rows, 3>::fn
+         : vecs == 2 ? Kernel<Rows, 2>::fn
+                     : Kernel<Rows, 1>::fn;
 }
 
-MicroKernel pick(uint32_t rows, uint32_t vecs) {
+// The micro-kernel for a block of `rows` channels (1..kVnniRows) by `vecs` 16-pixel vectors (1..4).
+template <template <int, int> class Kernel>
+auto pick(uint32_t rows, uint32_t vecs) {
   switch (rows) {
-    case 6: return kernel_for<6>(vecs);
-    case 5: return kernel_for<5>(vecs);
-    case 4: return kernel_for<4>(vecs);
-    case 3: return kernel_for<3>(vecs);
-    case 2: return kernel_for<2>(vecs);
-    default: return kernel_for<1>(vecs);
+    case 6: return kernel_for<Kernel, 6>(vecs);
+    case 5: return kernel_for<Kernel, 5>(vecs);
+    case 4: return kernel_for<Kernel, 4>(vecs);
+    case 3: return kernel_for<Kernel, 3>(vecs);
+    case 2: return kernel_for<Kernel, 2>(vecs);
+    default: return kernel_for<Kernel, 1>(vecs);
   }
 }
 
@@ -258,29 +268,8 @@ void gemm_vnni512(const GemmArgs& g) {
     vnni::pack_quads(g.col + n0, g.col_stride, g.k, vecs, panel.data());
     for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) {
       const uint32_t rows = g.m - m0 < kVnniRows ? g.m - m0 : kVnniRows;
-      pick(rows, vecs)(g, g.packed + packed_quad_words(m0, g.k), panel.data(), quads, m0, n0, valid);
+      pick<GemmKernel>(rows, vecs)(g, g.packed + packed_quad_words(m0, g.k), panel.data(), quads, m0, n0, valid);
     }
-  }
-}
-
-using ImplicitKernel = void (*)(const ImplicitArgs&, const int32_t*, uint32_t, uint32_t, const Segment*, uint32_t);
-
-template <int Rows>
-constexpr ImplicitKernel implicit_for(uint32_t vecs) {
-  return vecs == 4   ? &implicit_kernel<Rows, 4>
-         : vecs == 3 ? &implicit_kernel<Rows, 3>
-         : vecs == 2 ? &implicit_kernel<Rows, 2>
-                     : &implicit_kernel<Rows, 1>;
-}
-
-ImplicitKernel pick_implicit(uint32_t rows, uint32_t vecs) {
-  switch (rows) {
-    case 6: return implicit_for<6>(vecs);
-    case 5: return implicit_for<5>(vecs);
-    case 4: return implicit_for<4>(vecs);
-    case 3: return implicit_for<3>(vecs);
-    case 2: return implicit_for<2>(vecs);
-    default: return implicit_for<1>(vecs);
   }
 }
 
@@ -298,7 +287,8 @@ void implicit_vnni512(const ImplicitArgs& g) {
     const uint32_t found = panel_segments(g, p0, count, segments);
     if (found == 0) return;
     const uint32_t rows = std::min(g.m - m0, kVnniRows);
-    pick_implicit(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0, segments, found);
+    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0, segments,
+                                                      found);
   };
   if (weight_bytes <= source_bytes) {
     for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) {
