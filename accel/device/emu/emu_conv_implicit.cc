@@ -112,9 +112,11 @@ bool conv_uses_implicit(const EmuKernels& kernels, const abi::LayerDesc& d) {
   // quiet machine: MobileNetV2 272-281 -> 311-314 images/s with 1x1 on the GEMM path, SqueezeNet
   // 1.1 467/585 -> 494/623, GoogLeNet and ResNet-18 no worse).
   if (d.kernel_h == 1 && d.kernel_w == 1) return false;
-  // Channels are padded to quads: few channels (a 3-channel stem) waste a quarter or more.
+  // Channels are padded to quads: 3 channels (an RGB stem) waste a quarter of the MACs and still
+  // beat im2col + GEMM, whose columns for a 7x7/2 stem are 49 times the input; 1, 2, 5, 6, ...
+  // waste more.
   const uint32_t per_group = d.in_c / d.groups;
-  return per_group % 4 == 0 || per_group >= 16;
+  return per_group % 4 == 0 || per_group >= 16 || per_group == 3;
 }
 
 ImplicitGeometry implicit_geometry(const ConvShape& s) {
