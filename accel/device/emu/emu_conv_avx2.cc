@@ -189,32 +189,13 @@ TESSERA_AVX2 void requantize_row_avx2(const int32_t* acc, uint32_t n, int32_t bi
   for (; j < n; ++j) out[j] = static_cast<int8_t>(abi::requantize(wrap_add(acc[j], bias), multiplier, shift, lo, hi));
 }
 
-// 32 bytes per step (vpmaxsb). The tail is one more step ending at n, over bytes already done
-// (a max is idempotent), or a 16-byte step where n < 32, when acc and x do not partly overlap
-// (a pool's rows and window rows never do); the scalar loop otherwise. The pools' rows (111,
-// 55, 27 bytes) left a third of their bytes to the scalar tail.
+// 32 bytes per step (vpmaxsb), the tail in scalar.
 TESSERA_AVX2 void max_row_avx2(int8_t* acc, const int8_t* x, uint32_t n) {
   uint32_t j = 0;
   for (; j + 32 <= n; j += 32) {
     __m256i* a = reinterpret_cast<__m256i*>(acc + j);
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + j));
     _mm256_storeu_si256(a, _mm256_max_epi8(_mm256_loadu_si256(a), v));
-  }
-  if (j == n) return;
-  const bool apart = acc == x || acc + n <= x || x + n <= acc;
-  if (apart && n >= 32) {
-    __m256i* a = reinterpret_cast<__m256i*>(acc + n - 32);
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + n - 32));
-    _mm256_storeu_si256(a, _mm256_max_epi8(_mm256_loadu_si256(a), v));
-    return;
-  }
-  if (apart && n >= 16) {
-    for (const uint32_t at : {0u, n - 16}) {
-      __m128i* a = reinterpret_cast<__m128i*>(acc + at);
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + at));
-      _mm_storeu_si128(a, _mm_max_epi8(_mm_loadu_si128(a), v));
-    }
-    return;
   }
   max_row_scalar(acc + j, x + j, n - j);
 }
