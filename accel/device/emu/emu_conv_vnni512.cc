@@ -1,6 +1,6 @@
 // The AVX-512 VNNI GEMMs (vpdpbusd on 512-bit vectors: im2col panels and the implicit GEMM), the
-// direct conv's taps (vpdpwssd), requantise-a-row and the residual add on 512-bit vectors; the
-// pool's loops are AVX2's. Only functions marked TESSERA_VNNI512 use AVX-512, and vnni512_kernels()
+// direct conv's taps (vpdpwssd), requantise-a-row, the residual add and the max pool's rows on 512-bit
+// vectors; the average pool's sums are AVX2's. Only functions marked TESSERA_VNNI512 use AVX-512, and vnni512_kernels()
 // offers them only when the CPU reports avx512f, bw, vl and vnni.
 //
 // Exactness: vpdpbusd (not vpdpbusds) adds four u8 x s8 products to an int32 lane with
@@ -344,6 +344,16 @@ TESSERA_VNNI512 void mac_taps_avx512(uint32_t* acc, const int8_t* const* src, co
   }
 }
 
+// 64 bytes a step (vpmaxsb), the last step masked.
+TESSERA_VNNI512 void max_row_avx512(int8_t* acc, const int8_t* x, uint32_t n) {
+  for (uint32_t j = 0; j < n; j += 64) {
+    const uint32_t left = n - j < 64 ? n - j : 64;
+    const __mmask64 mask = left == 64 ? ~0ull : (1ull << left) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(mask, x + j);
+    _mm512_mask_storeu_epi8(acc + j, mask, _mm512_max_epi8(_mm512_maskz_loadu_epi8(mask, acc + j), v));
+  }
+}
+
 // 16 accumulators a step through requantize16, the last step masked.
 TESSERA_VNNI512 void requantize_row_avx512(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier,
                                            int32_t shift, int32_t lo, int32_t hi, int8_t* out) {
@@ -391,6 +401,7 @@ const EmuKernels* vnni512_kernels() {
     k.requantize_row = &requantize_row_avx512;
     k.implicit_gemm = &implicit_vnni512;
     k.add_row = &add_row_avx512;
+    k.max_row = &max_row_avx512;
     return &k;
   }();
   return kernels;
