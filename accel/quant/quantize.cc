@@ -36,7 +36,8 @@ void quantize_scalar(const float* x, size_t n, float scale, int8_t* out) {
 // Eight floats to eight int32 in [-128, 127] (NaN to 0).
 TESSERA_QUANT_AVX2 inline __m256i quantize8(const float* p, __m256 s) {
   const __m256 q = _mm256_div_ps(_mm256_loadu_ps(p), s);
-  const __m256i v = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(q, _mm256_set1_ps(-128.0f)), _mm256_set1_ps(127.0f)));
+  const __m256i v =
+      _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(q, _mm256_set1_ps(-128.0f)), _mm256_set1_ps(127.0f)));
   return _mm256_and_si256(v, _mm256_castps_si256(_mm256_cmp_ps(q, q, _CMP_ORD_Q)));
 }
 

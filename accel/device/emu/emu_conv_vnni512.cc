@@ -1,7 +1,7 @@
 // The AVX-512 VNNI GEMMs (vpdpbusd on 512-bit vectors: im2col panels and the implicit GEMM), the
-// direct conv's taps (vpdpwssd), requantise-a-row, the residual add and the max pool's rows on 512-bit
-// vectors; the average pool's sums are AVX2's. Only functions marked TESSERA_VNNI512 use AVX-512, and vnni512_kernels()
-// offers them only when the CPU reports avx512f, bw, vl and vnni.
+// direct conv's taps (vpdpwssd), requantise-a-row, the residual add and the max pool's rows on
+// 512-bit vectors; the average pool's sums are AVX2's. Only functions marked TESSERA_VNNI512 use
+// AVX-512, and vnni512_kernels() offers them only when the CPU reports avx512f, bw, vl and vnni.
 //
 // Exactness: vpdpbusd (not vpdpbusds) adds four u8 x s8 products to an int32 lane with
 // two's-complement wrap; a sum of four products (|.| < 2^17) cannot overflow before that add.

@@ -17,8 +17,8 @@ namespace {
 std::vector<float> edge_values() {
   std::vector<float> v;
   for (int half = -300; half <= 300; ++half) v.push_back(0.5f * static_cast<float>(half));  // -150 .. 150 by 0.5
-  for (float x : {127.49f, 127.5f, 127.51f, -128.49f, -128.5f, -128.51f, 0.49999997f, -0.49999997f, 1e9f, -1e9f,
-                  3e38f, -3e38f, 2147483648.0f, -2147483904.0f, 1e-40f, -1e-40f, 0.0f, -0.0f}) {
+  for (float x : {127.49f, 127.5f, 127.51f, -128.49f, -128.5f, -128.51f, 0.49999997f, -0.49999997f, 1e9f, -1e9f, 3e38f,
+                  -3e38f, 2147483648.0f, -2147483904.0f, 1e-40f, -1e-40f, 0.0f, -0.0f}) {
     v.push_back(x);
   }
   v.push_back(std::numeric_limits<float>::infinity());
