@@ -25,6 +25,7 @@
 #pragma GCC diagnostic pop
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -216,11 +217,13 @@ TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, ui
     if constexpr (Vecs > 1) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 16), rq), 1);
     if constexpr (Vecs > 2) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 32), rq), 2);
     if constexpr (Vecs > 3) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 48), rq), 3);
-    const uintptr_t out = reinterpret_cast<uintptr_t>(g.out + i * g.out_stride);
+    // out + offset - start may lie up to 63 bytes before the output plane (then only its masked-
+    // off bytes do: nothing is accessed there).
+    int8_t* out = g.out + i * g.out_stride;
     for (uint32_t k = 0; k < count; ++k) {
       const Segment& seg = segments[k];
       const __mmask64 mask = seg.len >= 64 ? ~0ull : ((1ull << seg.len) - 1) << seg.start;
-      _mm512_mask_storeu_epi8(reinterpret_cast<void*>(out + seg.offset - seg.start), mask, line);
+      _mm512_mask_storeu_epi8(out + (static_cast<ptrdiff_t>(seg.offset) - seg.start), mask, line);
     }
   }
 }
