@@ -156,7 +156,7 @@ Status Engine::Int8Path::fabric_stage(Job& job) {
   const CompiledProgram& prog = compiled_.program;
   const auto n = static_cast<uint32_t>(in.dim(0));
   std::vector<int8_t> q_in(in.data.size());
-  for (size_t i = 0; i < in.data.size(); ++i) q_in[i] = quant::quantize_value(in.data[i], prog.input_scale);
+  quant::quantize_values(in.data.data(), in.data.size(), prog.input_scale, q_in.data());
   std::vector<int8_t> q_out(static_cast<size_t>(n) * prog.output_bytes());
   for (uint32_t first = 0; first < n; first += options_.max_batch) {
     const uint32_t count = std::min(options_.max_batch, n - first);

@@ -86,9 +86,26 @@ void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* i
   const size_t line_bytes = geo.width + 16;
   if (lines.size() < 4 * line_bytes) lines.resize(4 * line_bytes);
   if (zero.size() < line_bytes) zero.assign(line_bytes, 0);
+  // Stride 1 along rows: a phase row is the input row shifted by pad_left, so the input rows are
+  // interleaved where they are (columns [first, end)) and the padding columns around them set
+  // to x = 0, one pass with no copy of the rows.
+  const int64_t first = std::clamp<int64_t>(s.pad_left, 0, geo.width);
+  const int64_t end = std::clamp<int64_t>(static_cast<int64_t>(s.in_w) + s.pad_left, first, geo.width);
   for (uint32_t r = 0; r < at.rows; ++r) {
     // Phase row r is padded row (row_begin + r) * stride_h + py, input row that - pad_top.
     const int64_t iy = static_cast<int64_t>(at.row_begin + r) * s.stride_h + at.py - s.pad_top;
+    uint8_t* out = plane + 4 * static_cast<size_t>(r) * geo.width;
+    if (s.stride_w == 1) {
+      for (uint32_t b = 0; b < 4; ++b) {
+        const uint32_t ic = 4 * at.c + b;
+        const bool inside = iy >= 0 && iy < s.in_h && ic < s.in_per_group;
+        line[b] = inside ? in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w + (first - s.pad_left) : zero.data();
+      }
+      std::memset(out, 0x80, 4 * static_cast<size_t>(first));
+      interleave4(line, static_cast<size_t>(end - first), out + 4 * first);
+      std::memset(out + 4 * end, 0x80, 4 * static_cast<size_t>(geo.width - end));
+      continue;
+    }
     for (uint32_t b = 0; b < 4; ++b) {
       const uint32_t ic = 4 * at.c + b;
       if (iy < 0 || iy >= s.in_h || ic >= s.in_per_group) {
@@ -99,7 +116,7 @@ void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* i
       phase_row(s, in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w, at.px, geo.width, dst);
       line[b] = dst;
     }
-    interleave4(line, geo.width, plane + 4 * static_cast<size_t>(r) * geo.width);
+    interleave4(line, geo.width, out);
   }
 }
 
@@ -112,9 +129,11 @@ bool conv_uses_implicit(const EmuKernels& kernels, const abi::LayerDesc& d) {
   // quiet machine: MobileNetV2 272-281 -> 311-314 images/s with 1x1 on the GEMM path, SqueezeNet
   // 1.1 467/585 -> 494/623, GoogLeNet and ResNet-18 no worse).
   if (d.kernel_h == 1 && d.kernel_w == 1) return false;
-  // Channels are padded to quads: few channels (a 3-channel stem) waste a quarter or more.
+  // Channels are padded to quads: 3 channels (an RGB stem) waste a quarter of the MACs and still
+  // beat im2col + GEMM, whose columns for a 7x7/2 stem are 49 times the input; 1, 2, 5, 6, ...
+  // waste more.
   const uint32_t per_group = d.in_c / d.groups;
-  return per_group % 4 == 0 || per_group >= 16;
+  return per_group % 4 == 0 || per_group >= 16 || per_group == 3;
 }
 
 ImplicitGeometry implicit_geometry(const ConvShape& s) {

@@ -1,7 +1,7 @@
 // The AVX-512 VNNI GEMMs (vpdpbusd on 512-bit vectors: im2col panels and the implicit GEMM), the
-// direct conv's taps (vpdpwssd), requantise-a-row and the residual add on 512-bit vectors; the
-// pool's loops are AVX2's. Only functions marked TESSERA_VNNI512 use AVX-512, and vnni512_kernels()
-// offers them only when the CPU reports avx512f, bw, vl and vnni.
+// direct conv's taps (vpdpwssd), requantise-a-row, the residual add and the max pool's rows on
+// 512-bit vectors; the average pool's sums are AVX2's. Only functions marked TESSERA_VNNI512 use
+// AVX-512, and vnni512_kernels() offers them only when the CPU reports avx512f, bw, vl and vnni.
 //
 // Exactness: vpdpbusd (not vpdpbusds) adds four u8 x s8 products to an int32 lane with
 // two's-complement wrap; a sum of four products (|.| < 2^17) cannot overflow before that add.
@@ -25,6 +25,8 @@
 #pragma GCC diagnostic pop
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "accel/device/emu/emu_vnni_panel.h"
@@ -202,20 +204,26 @@ TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, ui
   TESSERA_SAVE_ROW(4)
   TESSERA_SAVE_ROW(5)
   const int32_t* correction = a + static_cast<size_t>(q) * Rows;
-  alignas(64) int8_t line[64];
   for (int r = 0; r < Rows; ++r) {
     const uint32_t i = m0 + r;
     const Requant512 rq =
         make_requant(wrap_add(g.q.bias[i], correction[r]), g.q.multiplier[i], g.q.shift[i], g.q.lo, g.q.hi);
-#pragma GCC unroll 4
-    for (int v = 0; v < Vecs; ++v) {
-      _mm_store_si128(reinterpret_cast<__m128i*>(line + 16 * v), requantize16(_mm512_load_si512(sums[r] + 16 * v), rq));
-    }
+    // The row's 64 bytes stay in a register: each segment is one masked store of it at
+    // out + offset - start, the mask selecting bytes [start, start + len) (the masked-off bytes
+    // are neither written nor faulted on). Going through a buffer in memory stalled every row: a
+    // 64-byte load of bytes just written by four 16-byte stores is not forwarded (perf: a tenth
+    // of this kernel's samples on the load).
+    __m512i line = _mm512_castsi128_si512(requantize16(_mm512_load_si512(sums[r]), rq));
+    if constexpr (Vecs > 1) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 16), rq), 1);
+    if constexpr (Vecs > 2) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 32), rq), 2);
+    if constexpr (Vecs > 3) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 48), rq), 3);
+    // out + offset - start may lie up to 63 bytes before the output plane (then only its masked-
+    // off bytes do: nothing is accessed there).
     int8_t* out = g.out + i * g.out_stride;
     for (uint32_t k = 0; k < count; ++k) {
       const Segment& seg = segments[k];
-      const __mmask64 mask = seg.len >= 64 ? ~0ull : (1ull << seg.len) - 1;
-      _mm512_mask_storeu_epi8(out + seg.offset, mask, _mm512_maskz_loadu_epi8(mask, line + seg.start));
+      const __mmask64 mask = seg.len >= 64 ? ~0ull : ((1ull << seg.len) - 1) << seg.start;
+      _mm512_mask_storeu_epi8(out + (static_cast<ptrdiff_t>(seg.offset) - seg.start), mask, line);
     }
   }
 }
@@ -339,6 +347,16 @@ TESSERA_VNNI512 void mac_taps_avx512(uint32_t* acc, const int8_t* const* src, co
   }
 }
 
+// 64 bytes a step (vpmaxsb), the last step masked.
+TESSERA_VNNI512 void max_row_avx512(int8_t* acc, const int8_t* x, uint32_t n) {
+  for (uint32_t j = 0; j < n; j += 64) {
+    const uint32_t left = n - j < 64 ? n - j : 64;
+    const __mmask64 mask = left == 64 ? ~0ull : (1ull << left) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(mask, x + j);
+    _mm512_mask_storeu_epi8(acc + j, mask, _mm512_max_epi8(_mm512_maskz_loadu_epi8(mask, acc + j), v));
+  }
+}
+
 // 16 accumulators a step through requantize16, the last step masked.
 TESSERA_VNNI512 void requantize_row_avx512(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier,
                                            int32_t shift, int32_t lo, int32_t hi, int8_t* out) {
@@ -386,6 +404,7 @@ const EmuKernels* vnni512_kernels() {
     k.requantize_row = &requantize_row_avx512;
     k.implicit_gemm = &implicit_vnni512;
     k.add_row = &add_row_avx512;
+    k.max_row = &max_row_avx512;
     return &k;
   }();
   return kernels;

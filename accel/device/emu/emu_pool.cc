@@ -51,19 +51,50 @@ void max_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t in_h,
   for (uint32_t oy = 0; oy < out_h; ++oy) {
     int8_t* out = dst + static_cast<size_t>(oy) * out_w;
     const Span rows = clip(oy, win.stride_h, win.pad_top, win.h, in_h);
-    std::fill(column_max.begin(), column_max.begin() + in_w, INT8_MIN);
-    for (int32_t y = rows.begin; y < rows.end; ++y)
+    // The first row is copied, not max'ed into INT8_MIN (the same bytes, one pass fewer).
+    if (rows.begin < rows.end) {
+      std::copy_n(src + static_cast<size_t>(rows.begin) * in_w, in_w, column_max.begin());
+    } else {
+      std::fill(column_max.begin(), column_max.begin() + in_w, INT8_MIN);
+    }
+    for (int32_t y = rows.begin + 1; y < rows.end; ++y)
       kernels.max_row(column_max.data(), src + static_cast<size_t>(y) * in_w, in_w);
     // Across: window column kx of outputs [first, end) reads column ox * stride + kx - pad_left,
-    // in range there; each kx is one max_row over those outputs (a stride-2 gather first).
-    std::fill(out, out + out_w, INT8_MIN);
-    for (uint32_t kx = 0; kx < win.w; ++kx) {
+    // in range there; each kx is one max_row over those outputs (a stride-2 gather first). The
+    // first kx that covers every output is written straight into the row instead (the same bytes
+    // as max'ing it into INT8_MIN), the others max'ed into it; where none covers all, the row
+    // starts at INT8_MIN.
+    const auto span_of = [&](uint32_t kx, int64_t& first, int64_t& end) {
       const int64_t offset = static_cast<int64_t>(kx) - win.pad_left;
-      const int64_t first = offset >= 0 ? 0 : (-offset + win.stride_w - 1) / win.stride_w;
+      first = offset >= 0 ? 0 : (-offset + win.stride_w - 1) / win.stride_w;
       const int64_t last_x = static_cast<int64_t>(in_w) - 1 - offset;
-      const int64_t end = std::min<int64_t>(out_w, last_x < 0 ? 0 : last_x / win.stride_w + 1);
+      end = std::min<int64_t>(out_w, last_x < 0 ? 0 : last_x / win.stride_w + 1);
+      return column_max.data() + (first * win.stride_w + offset);
+    };
+    uint32_t full = win.w;
+    for (uint32_t kx = 0; kx < win.w && full == win.w; ++kx) {
+      int64_t first = 0, end = 0;
+      span_of(kx, first, end);
+      if (first == 0 && end == out_w) full = kx;
+    }
+    if (full < win.w) {
+      int64_t first = 0, end = 0;
+      const int8_t* from = span_of(full, first, end);
+      if (win.stride_w == 1) {
+        std::copy_n(from, out_w, out);
+      } else if (win.stride_w == 2) {
+        copy_stride2(out, from, out_w);
+      } else {
+        for (uint32_t i = 0; i < out_w; ++i) out[i] = from[static_cast<size_t>(i) * win.stride_w];
+      }
+    } else {
+      std::fill(out, out + out_w, INT8_MIN);
+    }
+    for (uint32_t kx = 0; kx < win.w; ++kx) {
+      if (kx == full) continue;
+      int64_t first = 0, end = 0;
+      const int8_t* from = span_of(kx, first, end);
       if (first >= end) continue;
-      const int8_t* from = column_max.data() + (first * win.stride_w + offset);
       const auto count = static_cast<uint32_t>(end - first);
       if (win.stride_w == 1) {
         kernels.max_row(out + first, from, count);
