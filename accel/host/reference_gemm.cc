@@ -18,8 +18,11 @@ constexpr int64_t kKBlock = 128;
 // Above this many rows of A, Gemm transposes a transposed B once instead of dot products.
 constexpr int64_t kDotRowsMax = 8;
 // Multiply-adds of one GEMM above which its output columns (an FC layer's output features) are
-// split across the host's threads: ~30-60 us on one core, about what a thread start costs.
-constexpr int64_t kSplitMacs = int64_t{1} << 18;
+// split across the host's threads: ~200 us on one core. A split starts a thread per call, tens of
+// microseconds when a core is free and a scheduler slice more when none is (2 cores, a daemon's
+// threads): the bundled model's FC layers split at 256K multiply-adds cost 70-90 us of latency per
+// request through tesserad at concurrency 1.
+constexpr int64_t kSplitMacs = int64_t{1} << 22;
 // Columns per part of a split: a whole number of SIMD vectors.
 constexpr int64_t kSplitGrain = 16;
 

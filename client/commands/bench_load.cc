@@ -50,7 +50,8 @@ Clock::duration to_duration(double s) {
 void record_answer(BenchLoadState& state, unsigned slot, size_t image, Clock::time_point sent, bool measured,
                    const grpc::Status& status, const v1::ClassifyResponse* response) {
   const Clock::time_point done = Clock::now();
-  std::lock_guard lock(state.mu);
+  // Notified after the lock is let go: the woken sender does not wake only to wait for it.
+  std::unique_lock lock(state.mu);
   --state.outstanding;
   state.free_slots.push_back(slot);
   if (measured) {
@@ -70,6 +71,7 @@ void record_answer(BenchLoadState& state, unsigned slot, size_t image, Clock::ti
   } else {
     ++state.warmup_done;
   }
+  lock.unlock();
   state.cv.notify_all();
 }
 
@@ -114,8 +116,11 @@ class ProgressLine {
 
   // Stops the line; on a terminal, clears it.
   void stop() {
-    running_ = false;
-    state_.cv.notify_all();
+    {
+      std::lock_guard lock(stop_mu_);
+      running_ = false;
+    }
+    stop_cv_.notify_all();
     thread_.join();
     if (tty_) std::fprintf(stderr, "\r\033[K");
   }
@@ -126,8 +131,9 @@ class ProgressLine {
     while (running_.load()) {
       next += tty_ ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000);
       {
-        std::unique_lock lock(state_.mu);
-        state_.cv.wait_until(lock, next, [&] { return !running_.load(); });
+        // Its own wait, not the answers' (state_.cv): an answer wakes the sender only.
+        std::unique_lock lock(stop_mu_);
+        stop_cv_.wait_until(lock, next, [&] { return !running_.load(); });
       }
       if (!running_.load()) break;
       const std::string line = progress_line(state_, Clock::now());
@@ -140,6 +146,8 @@ class ProgressLine {
   }
 
   BenchLoadState& state_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
   std::atomic<bool> running_{true};
   const bool tty_ = is_tty(STDERR_FILENO);
   std::thread thread_;  // last: starts once the members above are set

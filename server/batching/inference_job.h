@@ -65,6 +65,9 @@ struct InferenceJob {
   InferenceCallback done;
   // Whether admission records this job's outcome as one request in the model's statistics.
   bool records_statistics = true;
+  // Whether an idle queue may run it on the submitter's thread (inference_queue.h). False for
+  // the jobs of a request that carries several images: they should reach the workers together.
+  bool may_run_inline = true;
   // Set by InferenceQueue::submit on the submitter's thread, before the job is queued: an encoded
   // image or pixels decoded and preprocessed into the model's C*H*W floats (empty for an
   // InputTensor, which is already that), and how long it took. The batch only gathers them.

@@ -50,8 +50,9 @@ uint64_t whole_micros(std::chrono::nanoseconds d) {
 
 }  // namespace
 
-InferenceQueue::InferenceQueue(InferenceQueueOptions options) : options_(options) {
-  const int n = options_.workers > 0 ? options_.workers : 1;
+InferenceQueue::InferenceQueue(InferenceQueueOptions options)
+    : options_(options), max_running_(options.workers > 0 ? options.workers : 1) {
+  const int n = max_running_;
   workers_.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
@@ -111,6 +112,11 @@ uint64_t InferenceQueue::submit(InferenceJob job) {
   if (refused.is_ok()) {
     std::unique_lock lock(mu_);
     refused = refusal(job);  // again: the queue may have filled or stopped meanwhile
+    if (refused.is_ok() && take_inline(job)) {
+      lock.unlock();
+      run_inline(std::move(job));
+      return 0;
+    }
     if (refused.is_ok()) {
       const uint64_t ticket = next_ticket_++;
       Queue& queue = queues_[job.model.get()];
@@ -122,6 +128,44 @@ uint64_t InferenceQueue::submit(InferenceJob job) {
   }
   answer(job, std::move(refused));
   return 0;
+}
+
+bool InferenceQueue::take_inline(const InferenceJob& job) {
+  if (!options_.run_inline_when_idle || !job.may_run_inline || stopping_ || running_ > 0) return false;
+  if (job.model->batching.max_queue_delay_us != 0) return false;
+  // Jobs waiting anywhere go first (queues_ holds no empty queue for long; check them all).
+  for (const auto& [model, queue] : queues_) {
+    if (!queue.empty()) return false;
+  }
+  ++running_;
+  return true;
+}
+
+void InferenceQueue::run_inline(InferenceJob job) {
+  ran_inline_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<QueuedJob> batch;
+  batch.push_back({std::move(job), 0, SteadyClock::now()});
+  InferenceJob& only = batch.front().job;
+  // As take_batch would: a job past its deadline or cancelled is answered, not run.
+  if (SteadyClock::now() >= only.deadline) {
+    answer(only, Status::deadline_exceeded("the deadline passed while the request was queued"));
+  } else if (only.cancelled && only.cancelled()) {
+    answer(only, Status::cancelled("the caller cancelled the request"));
+  } else {
+    if (options_.observer) options_.observer->on_batch(*only.model, 1);
+    run_batch(std::move(batch));
+  }
+  batch_done();
+}
+
+void InferenceQueue::batch_done() {
+  bool waiting = false;
+  {
+    std::lock_guard lock(mu_);
+    --running_;
+    for (const auto& [model, queue] : queues_) waiting = waiting || !queue.empty();
+  }
+  if (waiting) cv_.notify_one();
 }
 
 bool InferenceQueue::cancel(uint64_t ticket) {
@@ -178,6 +222,7 @@ void InferenceQueue::worker_loop() {
     }
     if (options_.observer) options_.observer->on_batch(*batch.front().job.model, batch.size());
     run_batch(std::move(batch));
+    batch_done();
   }
 }
 
@@ -216,7 +261,13 @@ std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(std::vector<st
         wake = std::min({wake, due, queue.front().job.deadline});
       }
     }
+    // Every batch slot taken (an inline run holds one): wait for batch_done().
+    if (ready && running_ >= max_running_) {
+      wake = std::min(wake, ready->front().job.deadline);
+      ready = nullptr;
+    }
     if (ready) {
+      ++running_;
       const size_t n = std::min<size_t>(ready->size(), ready->front().job.model->batching.max_batch);
       std::vector<QueuedJob> batch;
       batch.reserve(n);

@@ -210,6 +210,7 @@ void Daemon::start_telemetry_and_queue() {
   stats_ = std::make_unique<telemetry::ServerStats>(models_.get(), std::move(device_labels), nullptr);
   models_->set_on_loaded([stats = stats_.get()](const ServedModel& model) { stats->add_model(model.name()); });
   queue_options.observer = stats_.get();
+  queue_options.run_inline_when_idle = options_.inline_when_idle;
   queue_ = std::make_unique<InferenceQueue>(queue_options);
   stats_->set_queue(queue_.get());
   admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, options_.max_image_bytes);

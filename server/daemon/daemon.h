@@ -65,6 +65,8 @@ struct DaemonOptions {
   double max_png_pixels_per_byte = 32;
   std::filesystem::path web_root = "web";
   int workers = 2;  // batches in flight at once, per device instance
+  // A delay-0 model's request that finds the daemon idle runs on the thread that received it.
+  bool inline_when_idle = true;
   int http_threads = 2;
   std::string precision = "int8";             // int8 (fabric + host pipeline) or fp32 (host only)
   DeviceOptions device;                       // --device auto|emu|xrt, --devices, --xclbin, --board, --emu-faults

@@ -159,6 +159,19 @@ std::vector<DaemonFlag> http_flags(DaemonOptions& o) {
 
 }  // namespace
 
+// How the batcher hands requests to the model beyond the batching policy.
+std::vector<DaemonFlag> queue_flags(DaemonOptions& o) {
+  return {
+      {"inline-when-idle",
+       "A request to a model with max-queue-delay-us 0 that finds the daemon idle (nothing queued, no batch "
+       "running) runs on the thread that received it, not a worker: one thread hand-off less (true or false)",
+       &o.inline_when_idle,
+       0,
+       0,
+       {}},
+  };
+}
+
 std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
   std::vector<DaemonFlag> flags = {
       path("models",
@@ -237,6 +250,7 @@ std::vector<DaemonFlag> daemon_flags(DaemonOptions& o, std::string& log_level) {
   append(image_flags(o));
   append(device_flags(o));
   append(request_body_flags(o));
+  append(queue_flags(o));
   return flags;
 }
 

@@ -119,6 +119,7 @@ InferSubmitted submit_infer(Admission& admission, AdmissionRequest base, std::sh
                                                 takes_slot ? &admission.in_flight() : nullptr, base.received);
   for (size_t i = 0; i < jobs.size(); ++i) {
     jobs[i]->done = [answers, i](Result<ClassifyResult> result) { answers->answer(i, std::move(result)); };
+    jobs[i]->may_run_inline = jobs.size() == 1;  // several images go to the workers together
     admission.submit(std::move(jobs[i]));
   }
   return {request_id, Status::ok()};

@@ -12,11 +12,15 @@
 # Client, daemon and engine share this machine's cores: the numbers are for comparing with each
 # other, not absolute. Bounded: every step has a timeout; the daemons are killed on exit.
 # Usage: tests/bench/run_server_bench.sh [SECONDS_PER_RUN]   (default 5)
+# TESSERA_BUILD_DIR=DIR: the binaries of DIR/bin; TESSERA_BENCH_NO_BUILD=1 runs them as they are
+# (another tree's, e.g. a baseline's bin/ copied aside) instead of building them first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-5}
 build=${TESSERA_BUILD_DIR:-build}
-if [ -f "$build/build.ninja" ]; then
+if [ "${TESSERA_BENCH_NO_BUILD:-0}" = 1 ]; then
+  [ -x "$build/bin/tesserad" ] || { echo "no $build/bin/tesserad" >&2; exit 1; }
+elif [ -f "$build/build.ninja" ]; then
   cmake --build "$build" --target tesserad tessera tessera_bench >/dev/null
 else
   tools/build.sh >/dev/null

@@ -8,6 +8,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "accel/image/preprocess.h"
@@ -89,6 +90,7 @@ TEST_F(InferenceQueueTest, FullQueueRefusesAtOnce) {
   use_policy({.max_batch = 1, .max_queue_delay_us = 0, .max_queue = 1});
   InferenceQueueOptions options;
   options.workers = 1;
+  options.run_inline_when_idle = false;  // the first job must be a worker's, not this thread's
   InferenceQueue queue(options);
 
   // The first job's callback holds the only worker until released.
@@ -304,6 +306,110 @@ TEST_F(InferenceQueueTest, DecodedInputsClassifyLikeTheImage) {
   const std::vector<float> short_tensor(10, 0.0f);
   auto refused = run([&](InferenceJob& j) { j.input = InputTensor{short_tensor}; });
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+}
+
+// An idle queue runs a delay-0 job on the submitter's thread: answered before submit() returns,
+// on that thread, with the result a worker would give; a delay > 0 model's job still waits for
+// its batch on a worker.
+TEST_F(InferenceQueueTest, AnIdleQueueRunsADelayZeroJobOnTheSubmittersThread) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 0, .max_queue = 64});
+  InferenceQueue queue({});
+  std::thread::id answered_on;
+  Result<ClassifyResult> result = Status::internal("not answered");
+  const uint64_t ticket = queue.submit(job([&](Result<ClassifyResult> r) {
+    answered_on = std::this_thread::get_id();
+    result = std::move(r);
+  }));
+  EXPECT_EQ(ticket, 0u);  // answered already: nothing to cancel
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_EQ(answered_on, std::this_thread::get_id());
+  EXPECT_EQ(result->batch_size, 1u);
+  EXPECT_EQ(result->classes.size(), 5u);
+  EXPECT_EQ(queue.ran_inline(), 1u);
+
+  // The same job with the inline path off, on a worker: the same answer.
+  InferenceQueueOptions off;
+  off.run_inline_when_idle = false;
+  InferenceQueue workers(off);
+  std::promise<std::pair<std::thread::id, Result<ClassifyResult>>> promise;
+  workers.submit(job([&](Result<ClassifyResult> r) { promise.set_value({std::this_thread::get_id(), std::move(r)}); }));
+  auto future = promise.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  auto [thread, queued] = future.get();
+  ASSERT_TRUE(queued.is_ok()) << queued.status().to_string();
+  EXPECT_NE(thread, std::this_thread::get_id());
+  EXPECT_EQ(queued->probabilities, result->probabilities);
+  EXPECT_EQ(workers.ran_inline(), 0u);
+}
+
+// While a batch runs (here an inline one, held in its callback), a new job is queued for a
+// worker, not run inline; and with workers = 1 the inline batch holds the only batch slot, so the
+// worker starts it only once the inline batch is over.
+TEST_F(InferenceQueueTest, ABusyQueueHandsTheJobToAWorkerWithinTheBatchBound) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 0, .max_queue = 64});
+  InferenceQueueOptions options;
+  options.workers = 1;
+  InferenceQueue queue(options);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false;
+  bool released = false;
+  std::thread first([&] {
+    queue.submit(job([&](const Result<ClassifyResult>&) {
+      std::unique_lock lock(mu);
+      entered = true;
+      cv.notify_all();
+      cv.wait_for(lock, std::chrono::seconds(30), [&] { return released; });
+    }));
+  });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return entered; }));
+  }
+  EXPECT_EQ(queue.ran_inline(), 1u);
+  uint64_t ticket = 0;
+  auto second = submit(queue, &ticket);
+  EXPECT_NE(ticket, 0u);  // queued, not run here
+  EXPECT_EQ(queue.ran_inline(), 1u);
+  // The only batch slot is the inline run's: the worker leaves the job queued meanwhile.
+  EXPECT_EQ(second.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_EQ(queue.depth(), 1u);
+  {
+    std::lock_guard lock(mu);
+    released = true;
+  }
+  cv.notify_all();
+  first.join();
+  auto result = wait(second);
+  ASSERT_TRUE(result.is_ok()) << result.status().to_string();
+  EXPECT_EQ(queue.depth(), 0u);
+}
+
+// The inline path keeps the queue's rules: a job past its deadline or cancelled is answered so,
+// not run; a job that asks not to run inline (a many-image request's) goes to a worker.
+TEST_F(InferenceQueueTest, TheInlinePathAnswersExpiredAndCancelledJobsAndHonoursTheJobsWish) {
+  use_policy({.max_batch = 8, .max_queue_delay_us = 0, .max_queue = 64});
+  InferenceQueue queue({});
+  Status expired;
+  InferenceJob late = job([&](const Result<ClassifyResult>& r) { expired = r.status(); });
+  late.deadline = SteadyClock::now() - std::chrono::seconds(1);
+  queue.submit(std::move(late));
+  EXPECT_EQ(expired.code(), StatusCode::kDeadlineExceeded);
+  Status cancelled;
+  InferenceJob gone = job([&](const Result<ClassifyResult>& r) { cancelled = r.status(); });
+  gone.cancelled = [] { return true; };
+  queue.submit(std::move(gone));
+  EXPECT_EQ(cancelled.code(), StatusCode::kCancelled);
+  EXPECT_EQ(queue.ran_inline(), 2u);
+
+  std::promise<std::thread::id> promise;
+  InferenceJob part = job([&](const Result<ClassifyResult>&) { promise.set_value(std::this_thread::get_id()); });
+  part.may_run_inline = false;
+  queue.submit(std::move(part));
+  auto future = promise.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_NE(future.get(), std::this_thread::get_id());
+  EXPECT_EQ(queue.ran_inline(), 2u);
 }
 
 }  // namespace

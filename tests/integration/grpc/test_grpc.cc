@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "tests/integration/daemon_test.h"
@@ -129,6 +131,69 @@ TEST_F(GrpcTest, ConcurrentCallsAllSucceedAndAgree) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 48);
+  EXPECT_EQ(mismatched.load(), 0);
+}
+
+// A latency daemon (--max-queue-delay-us 0) runs an idle request's batch on the gRPC thread that
+// received it (InferenceQueue's inline path): every call of a closed loop is answered, alone in
+// its batch, with the result a queued one gets, and the metrics count each one as usual.
+class GrpcLatencyDaemonTest : public GrpcTest {
+ protected:
+  std::vector<std::string> extra_args() const override { return {"--max-queue-delay-us", "0"}; }
+};
+
+std::optional<double> metric(const std::string& exposition, const std::string& name) {
+  std::istringstream in(exposition);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
+  }
+  return std::nullopt;
+}
+
+TEST_F(GrpcLatencyDaemonTest, ACallAtATimeIsAnsweredAloneAndCounted) {
+  constexpr int kCalls = 20;
+  for (int i = 0; i < kCalls; ++i) {
+    const FmnistImage& image = images_[static_cast<size_t>(i) % images_.size()];
+    const GrpcAnswer a = classify_grpc(*stub_, read_binary(image.png), "", 1, "latency-" + std::to_string(i));
+    ASSERT_TRUE(a.status.ok()) << a.status.error_message();
+    EXPECT_EQ(a.response.request_id(), "latency-" + std::to_string(i));
+    EXPECT_EQ(a.response.timing().batch_size(), 1u);
+    EXPECT_GE(a.response.timing().total_us(), a.response.timing().inference_us());
+  }
+  // A bad image is still refused by the decode, on the same path.
+  const GrpcAnswer bad = classify_grpc(*stub_, "not an image");
+  EXPECT_EQ(bad.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  HttpClient http(daemon_->http_port());
+  const HttpReply reply = http.get("/metrics");
+  ASSERT_EQ(reply.status, 200) << reply.error;
+  EXPECT_EQ(metric(reply.body, "tessera_requests_total{api=\"grpc\",code=\"OK\",model=\"fashion-mnist\"}"),
+            double{kCalls});
+  EXPECT_EQ(metric(reply.body, "tessera_batch_size_sum{model=\"fashion-mnist\"}"), double{kCalls});
+  EXPECT_EQ(metric(reply.body, "tessera_queue_depth{model=\"fashion-mnist\"}"), 0.0);
+}
+
+// Concurrent callers on a latency daemon: some run inline, the rest queue for the workers; all
+// are answered with the same top-1.
+TEST_F(GrpcLatencyDaemonTest, ConcurrentCallsMixInlineAndQueuedRunsAndAllAgree) {
+  const std::string image = read_binary(images_[2].png);
+  const std::string expected = classify_grpc(*stub_, image).top1();
+  ASSERT_FALSE(expected.empty());
+  std::atomic<int> ok{0};
+  std::atomic<int> mismatched{0};
+  std::vector<std::thread> threads;
+  threads.reserve(8);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) {
+        const GrpcAnswer a = classify_grpc(*stub_, image);
+        if (a.status.ok()) ++ok;
+        if (a.top1() != expected) ++mismatched;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 80);
   EXPECT_EQ(mismatched.load(), 0);
 }
 

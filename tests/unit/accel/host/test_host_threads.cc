@@ -89,15 +89,15 @@ Tensor random(Shape shape, std::mt19937& rng) {
   return t;
 }
 
-// An FC layer at batch 1 (ResNet-18's: 512 -> 1000, B transposed as ONNX Gemm stores it), with
-// and without the budget's helpers: the same bits as one unsplit dot-product pass.
+// An FC layer at batch 1 big enough to split (1024 -> 4096, B transposed as ONNX Gemm stores
+// it), with and without the budget's helpers: the same bits as one unsplit dot-product pass.
 TEST(HostThreads, FullyConnectedSplitGivesTheUnsplitBits) {
   std::mt19937 rng(26);
-  const Tensor x = random({1, 512}, rng), w = random({1000, 512}, rng), bias = random({1000}, rng);
+  const Tensor x = random({1, 1024}, rng), w = random({4096, 1024}, rng), bias = random({4096}, rng);
   GemmAttrs attrs;
   attrs.trans_b = true;
-  std::vector<float> want(1000, 0.0f);
-  sgemm_bt_accumulate(1, 1000, 512, x.ptr(), 512, w.ptr(), 512, want.data(), 1000);
+  std::vector<float> want(4096, 0.0f);
+  sgemm_bt_accumulate(1, 4096, 1024, x.ptr(), 1024, w.ptr(), 1024, want.data(), 4096);
   for (size_t j = 0; j < want.size(); ++j) want[j] += bias.data[j];
   auto split = gemm(x, w, &bias, attrs);
   ASSERT_TRUE(split.is_ok()) << split.status().to_string();
@@ -111,9 +111,9 @@ TEST(HostThreads, FullyConnectedSplitGivesTheUnsplitBits) {
 // The same for B not transposed (MatMul's FC, and Gemm without transB): columns split.
 TEST(HostThreads, MatMulSplitGivesTheUnsplitBits) {
   std::mt19937 rng(27);
-  const Tensor x = random({2, 700}, rng), w = random({700, 1000}, rng);
-  std::vector<float> want(2000, 0.0f);
-  sgemm_accumulate(2, 1000, 700, x.ptr(), 700, w.ptr(), 1000, want.data(), 1000);
+  const Tensor x = random({2, 1024}, rng), w = random({1024, 2048}, rng);
+  std::vector<float> want(4096, 0.0f);
+  sgemm_accumulate(2, 2048, 1024, x.ptr(), 1024, w.ptr(), 2048, want.data(), 2048);
   auto y = matmul(x, w);
   ASSERT_TRUE(y.is_ok()) << y.status().to_string();
   EXPECT_EQ(y->data, want);
