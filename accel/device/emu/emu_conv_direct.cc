@@ -29,6 +29,22 @@
 namespace tessera::emu {
 namespace {
 
+// memcpy for the short rows of small maps (7 or 14 bytes) without a call into the C library: two
+// fixed-size copies that overlap in the middle, as memcpy does inside.
+inline void copy_row(int8_t* to, const int8_t* from, size_t n) {
+  if (n >= 16) {
+    std::memcpy(to, from, n);
+  } else if (n >= 8) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) to[i] = from[i];
+  }
+}
+
 // One task's phase planes of one input channel (see above).
 struct PhasePlanes {
   uint32_t width, height;  // columns and rows of a phase plane
@@ -79,7 +95,7 @@ const int8_t* build_phases(const ConvShape& s, const PhasePlanes& g, const int8_
       const int64_t iy = static_cast<int64_t>(row_begin + r) * s.stride_h + py - s.pad_top;
       if (iy < 0 || iy >= s.in_h) continue;  // padding: zeros already
       int8_t* to = padded + (static_cast<size_t>(py) * g.height + r) * padded_w + (x0 + s.pad_left);
-      std::memcpy(to, plane + static_cast<size_t>(iy) * s.in_w + x0, columns);
+      copy_row(to, plane + static_cast<size_t>(iy) * s.in_w + x0, columns);
     }
   }
   if (s.stride_w == 1) return padded;
@@ -146,8 +162,8 @@ void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, u
       run.kernels.requantize_row(sums, pixels, q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi,
                                  requantized.data());
       for (uint32_t r = 0; r < row_end - row_begin; ++r) {
-        std::memcpy(out + static_cast<size_t>(r) * s.conv_w, requantized.data() + static_cast<size_t>(r) * g.width,
-                    s.conv_w);
+        copy_row(out + static_cast<size_t>(r) * s.conv_w, requantized.data() + static_cast<size_t>(r) * g.width,
+                 s.conv_w);
       }
     }
     oc0 = oc1;
