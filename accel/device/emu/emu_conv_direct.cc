@@ -45,6 +45,9 @@ inline void copy_row(int8_t* to, const int8_t* from, size_t n) {
   }
 }
 
+// Virtual pixels a depthwise channel's accumulators take at a time (4 KB: L1 with the phases).
+constexpr uint32_t kChunkPixels = 1024;
+
 // One task's phase planes of one input channel (see above).
 struct PhasePlanes {
   uint32_t width, height;  // columns and rows of a phase plane
@@ -134,37 +137,69 @@ void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, u
   }
   const int8_t* src[kMaxTaps];
   int32_t tap_weight[kMaxTaps];
+  const auto load_weights = [&](uint32_t oc, uint32_t ic) {
+    const int8_t* w = run.weights + run.d.weight_offset + (static_cast<size_t>(oc) * s.in_per_group + ic) * taps;
+    for (uint32_t t = 0; t < taps; ++t) tap_weight[t] = w[t];
+  };
+  const uint32_t rows = row_end - row_begin;
+  // Where output channel oc's requantised virtual pixels go: straight into its rows when the
+  // phases have no padded columns, else into `requantized`, whose rows copy_out() then drops them from.
+  const auto destination = [&](uint32_t oc) {
+    int8_t* out = conv_output(run, s, n, oc) + static_cast<size_t>(row_begin) * s.conv_w;
+    if (g.width == s.conv_w) return out;
+    if (requantized.size() < pixels) requantized.resize(pixels);
+    return requantized.data();
+  };
+  const auto copy_out = [&](uint32_t oc) {
+    if (g.width == s.conv_w) return;
+    int8_t* out = conv_output(run, s, n, oc) + static_cast<size_t>(row_begin) * s.conv_w;
+    for (uint32_t r = 0; r < rows; ++r) {
+      copy_row(out + static_cast<size_t>(r) * s.conv_w, requantized.data() + static_cast<size_t>(r) * g.width,
+               s.conv_w);
+    }
+  };
   // Group by group: each input channel's phases are built once and serve the task's output
   // channels of its group (a channel multiplier > 1 reads the same planes).
   for (uint32_t oc0 = oc_begin; oc0 < oc_end;) {
     const uint32_t group = oc0 / s.out_per_group;
     const uint32_t oc1 = std::min(oc_end, (group + 1) * s.out_per_group);
-    acc.assign(static_cast<size_t>(oc1 - oc0) * pixels, 0u);
     const int8_t* in = conv_input(run, s, n, group);
+    if (s.in_per_group == 1) {
+      // Depthwise: the sums go through the accumulators a chunk of pixels at a time, which stay
+      // in L1 between mac_taps and the requantisation (a 112x112 plane's are 50 KB).
+      const int8_t* phases = build_phases(s, g, in, row_begin, buffer, last);
+      if (acc.size() < kChunkPixels) acc.resize(kChunkPixels);
+      for (uint32_t oc = oc0; oc < oc1; ++oc) {
+        load_weights(oc, 0);
+        const RequantParams q = conv_requant(run, oc);
+        int8_t* dest = destination(oc);
+        for (uint32_t p0 = 0; p0 < pixels; p0 += kChunkPixels) {
+          const uint32_t count = std::min(kChunkPixels, pixels - p0);
+          for (uint32_t t = 0; t < taps; ++t) src[t] = phases + tap_offset[t] + p0;
+          std::fill_n(acc.data(), count, 0u);
+          run.kernels.mac_taps(acc.data(), src, tap_weight, taps, count);
+          run.kernels.requantize_row(reinterpret_cast<const int32_t*>(acc.data()), count, q.bias[0], q.multiplier[0],
+                                     q.shift[0], q.lo, q.hi, dest + p0);
+        }
+        copy_out(oc);
+      }
+      oc0 = oc1;
+      continue;
+    }
+    acc.assign(static_cast<size_t>(oc1 - oc0) * pixels, 0u);
     for (uint32_t ic = 0; ic < s.in_per_group; ++ic) {
       const int8_t* phases = build_phases(s, g, in + ic * s.in_plane, row_begin, buffer, last);
       for (uint32_t t = 0; t < taps; ++t) src[t] = phases + tap_offset[t];
       for (uint32_t oc = oc0; oc < oc1; ++oc) {
-        const int8_t* w = run.weights + run.d.weight_offset + (static_cast<size_t>(oc) * s.in_per_group + ic) * taps;
-        for (uint32_t t = 0; t < taps; ++t) tap_weight[t] = w[t];
+        load_weights(oc, ic);
         run.kernels.mac_taps(acc.data() + static_cast<size_t>(oc - oc0) * pixels, src, tap_weight, taps, pixels);
       }
     }
     for (uint32_t oc = oc0; oc < oc1; ++oc) {
       const RequantParams q = conv_requant(run, oc);
-      int8_t* out = conv_output(run, s, n, oc) + static_cast<size_t>(row_begin) * s.conv_w;
       const auto* sums = reinterpret_cast<const int32_t*>(acc.data()) + static_cast<size_t>(oc - oc0) * pixels;
-      if (g.width == s.conv_w) {  // no padded columns: the virtual pixels are the output's
-        run.kernels.requantize_row(sums, pixels, q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi, out);
-        continue;
-      }
-      if (requantized.size() < pixels) requantized.resize(pixels);
-      run.kernels.requantize_row(sums, pixels, q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi,
-                                 requantized.data());
-      for (uint32_t r = 0; r < row_end - row_begin; ++r) {
-        copy_row(out + static_cast<size_t>(r) * s.conv_w, requantized.data() + static_cast<size_t>(r) * g.width,
-                 s.conv_w);
-      }
+      run.kernels.requantize_row(sums, pixels, q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi, destination(oc));
+      copy_out(oc);
     }
     oc0 = oc1;
   }
