@@ -82,7 +82,7 @@ const int8_t* build_phases(const ConvShape& s, const PhasePlanes& g, const int8_
   if (buffer.size() < need) buffer.resize(need);
   int8_t* padded = buffer.data();
   const uint32_t padded_w = s.stride_w * g.width;
-  const CopyShape shape{buffer.data(), g.width, g.height,  row_begin,  s.in_h,
+  const CopyShape shape{buffer.data(), g.width,    g.height,   row_begin, s.in_h,
                         s.in_w,        s.stride_h, s.stride_w, s.pad_top, s.pad_left};
   if (!(shape == last)) {
     std::memset(padded, 0, g.padded_bytes + split_bytes + 64);
