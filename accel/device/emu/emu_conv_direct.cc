@@ -1,6 +1,7 @@
 // The direct path of kOpConv for groups with few output channels (depthwise and the like),
 // where im2col would cost more than the arithmetic: per output channel, accumulate kernel taps
-// into int32 over all of a task's output pixels at once, then requantise them in one pass.
+// into int32 over all of a task's output pixels in one kernels.mac_taps call per input channel
+// (depthwise: per chunk of kChunkPixels), then requantise them in one pass.
 //
 // A task's input rows of one input channel are first copied once into zero-padded stride
 // phases: phase (py, px) holds padded rows py, py + stride_h, ... and padded columns px,
@@ -115,91 +116,131 @@ const int8_t* build_phases(const ConvShape& s, const PhasePlanes& g, const int8_
   return split;
 }
 
+// One task of the direct path (image n, output rows [row_begin, row_begin + rows)): its phase
+// geometry, where each tap starts in the phases, and the thread's buffers.
+class DirectTask {
+ public:
+  DirectTask(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t row_begin, uint32_t row_end)
+      : run_(run),
+        s_(s),
+        n_(n),
+        row_begin_(row_begin),
+        rows_(row_end - row_begin),
+        g_(phase_geometry(s, row_end - row_begin)),
+        taps_(s.kernel_h * s.kernel_w),
+        pixels_((rows_ - 1) * g_.width + s.conv_w) {
+    for (uint32_t ky = 0; ky < s.kernel_h; ++ky) {
+      for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
+        const uint32_t vy = ky * s.dilation_h, vx = kx * s.dilation_w;
+        const size_t phase = static_cast<size_t>(vx % s.stride_w) * s.stride_h + vy % s.stride_h;
+        tap_offset_[ky * s.kernel_w + kx] =
+            phase * g_.plane_bytes + static_cast<size_t>(vy / s.stride_h) * g_.width + vx / s.stride_w;
+      }
+    }
+  }
+
+  // Depthwise (in_per_group 1): output channels [oc0, oc1) of one group. The sums go through
+  // the accumulators a chunk of pixels at a time, which stay in L1 between mac_taps and the
+  // requantisation (a 112x112 plane's are 50 KB).
+  void depthwise(uint32_t oc0, uint32_t oc1, const int8_t* in) {
+    const int8_t* phases = build_phases(s_, g_, in, row_begin_, buffer_, last_);
+    if (acc_.size() < kChunkPixels) acc_.resize(kChunkPixels);
+    for (uint32_t oc = oc0; oc < oc1; ++oc) {
+      load_weights(oc, 0);
+      const RequantParams q = conv_requant(run_, oc);
+      int8_t* dest = destination(oc);
+      for (uint32_t p0 = 0; p0 < pixels_; p0 += kChunkPixels) {
+        const uint32_t count = std::min(kChunkPixels, pixels_ - p0);
+        for (uint32_t t = 0; t < taps_; ++t) src_[t] = phases + tap_offset_[t] + p0;
+        std::fill_n(acc_.data(), count, 0u);
+        run_.kernels.mac_taps(acc_.data(), src_, tap_weight_, taps_, count);
+        run_.kernels.requantize_row(reinterpret_cast<const int32_t*>(acc_.data()), count, q.bias[0], q.multiplier[0],
+                                    q.shift[0], q.lo, q.hi, dest + p0);
+      }
+      copy_out(oc);
+    }
+  }
+
+  // Any group (in_per_group input channels from `in`): output channels [oc0, oc1) of one group,
+  // each input channel's phases built once for all of them.
+  void grouped(uint32_t oc0, uint32_t oc1, const int8_t* in) {
+    acc_.assign(static_cast<size_t>(oc1 - oc0) * pixels_, 0u);
+    for (uint32_t ic = 0; ic < s_.in_per_group; ++ic) {
+      const int8_t* phases = build_phases(s_, g_, in + ic * s_.in_plane, row_begin_, buffer_, last_);
+      for (uint32_t t = 0; t < taps_; ++t) src_[t] = phases + tap_offset_[t];
+      for (uint32_t oc = oc0; oc < oc1; ++oc) {
+        load_weights(oc, ic);
+        run_.kernels.mac_taps(acc_.data() + static_cast<size_t>(oc - oc0) * pixels_, src_, tap_weight_, taps_, pixels_);
+      }
+    }
+    for (uint32_t oc = oc0; oc < oc1; ++oc) {
+      const RequantParams q = conv_requant(run_, oc);
+      const auto* sums = reinterpret_cast<const int32_t*>(acc_.data()) + static_cast<size_t>(oc - oc0) * pixels_;
+      run_.kernels.requantize_row(sums, pixels_, q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi, destination(oc));
+      copy_out(oc);
+    }
+  }
+
+ private:
+  void load_weights(uint32_t oc, uint32_t ic) {
+    const int8_t* w = run_.weights + run_.d.weight_offset + (static_cast<size_t>(oc) * s_.in_per_group + ic) * taps_;
+    for (uint32_t t = 0; t < taps_; ++t) tap_weight_[t] = w[t];
+  }
+
+  int8_t* output_rows(uint32_t oc) const {
+    return conv_output(run_, s_, n_, oc) + static_cast<size_t>(row_begin_) * s_.conv_w;
+  }
+
+  // Where output channel oc's requantised virtual pixels go: straight into its rows when the
+  // phases have no padded columns, else into requantized_, whose rows copy_out() then drops them from.
+  int8_t* destination(uint32_t oc) {
+    if (g_.width == s_.conv_w) return output_rows(oc);
+    if (requantized_.size() < pixels_) requantized_.resize(pixels_);
+    return requantized_.data();
+  }
+
+  void copy_out(uint32_t oc) {
+    if (g_.width == s_.conv_w) return;
+    int8_t* out = output_rows(oc);
+    for (uint32_t r = 0; r < rows_; ++r) {
+      copy_row(out + static_cast<size_t>(r) * s_.conv_w, requantized_.data() + static_cast<size_t>(r) * g_.width,
+               s_.conv_w);
+    }
+  }
+
+  const LayerRun& run_;
+  const ConvShape& s_;
+  uint32_t n_, row_begin_, rows_;
+  PhasePlanes g_;
+  uint32_t taps_, pixels_;       // pixels_: virtual pixels of the task
+  size_t tap_offset_[kMaxTaps];  // tap t's start relative to phase (0, 0)
+  const int8_t* src_[kMaxTaps];
+  int32_t tap_weight_[kMaxTaps];
+  // The thread's buffers, kept between tasks (and the shape of its padded copy's zeros).
+  static thread_local std::vector<uint32_t> acc_;
+  static thread_local std::vector<int8_t> buffer_, requantized_;
+  static thread_local CopyShape last_;
+};
+
+thread_local std::vector<uint32_t> DirectTask::acc_;
+thread_local std::vector<int8_t> DirectTask::buffer_;
+thread_local std::vector<int8_t> DirectTask::requantized_;
+thread_local CopyShape DirectTask::last_{};
+
 }  // namespace
 
 void conv_direct_channels(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t oc_begin, uint32_t oc_end,
                           uint32_t row_begin, uint32_t row_end) {
-  thread_local std::vector<uint32_t> acc;
-  thread_local std::vector<int8_t> buffer, requantized;
-  thread_local CopyShape last{};
-  const uint32_t taps = s.kernel_h * s.kernel_w;
-  const PhasePlanes g = phase_geometry(s, row_end - row_begin);
-  const uint32_t pixels = (row_end - row_begin - 1) * g.width + s.conv_w;  // virtual pixels of the task
-  // Tap t's start relative to phase (0, 0).
-  size_t tap_offset[kMaxTaps];
-  for (uint32_t ky = 0; ky < s.kernel_h; ++ky) {
-    for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
-      const uint32_t vy = ky * s.dilation_h, vx = kx * s.dilation_w;
-      const size_t phase = static_cast<size_t>(vx % s.stride_w) * s.stride_h + vy % s.stride_h;
-      tap_offset[ky * s.kernel_w + kx] =
-          phase * g.plane_bytes + static_cast<size_t>(vy / s.stride_h) * g.width + vx / s.stride_w;
-    }
-  }
-  const int8_t* src[kMaxTaps];
-  int32_t tap_weight[kMaxTaps];
-  const auto load_weights = [&](uint32_t oc, uint32_t ic) {
-    const int8_t* w = run.weights + run.d.weight_offset + (static_cast<size_t>(oc) * s.in_per_group + ic) * taps;
-    for (uint32_t t = 0; t < taps; ++t) tap_weight[t] = w[t];
-  };
-  const uint32_t rows = row_end - row_begin;
-  // Where output channel oc's requantised virtual pixels go: straight into its rows when the
-  // phases have no padded columns, else into `requantized`, whose rows copy_out() then drops them from.
-  const auto destination = [&](uint32_t oc) {
-    int8_t* out = conv_output(run, s, n, oc) + static_cast<size_t>(row_begin) * s.conv_w;
-    if (g.width == s.conv_w) return out;
-    if (requantized.size() < pixels) requantized.resize(pixels);
-    return requantized.data();
-  };
-  const auto copy_out = [&](uint32_t oc) {
-    if (g.width == s.conv_w) return;
-    int8_t* out = conv_output(run, s, n, oc) + static_cast<size_t>(row_begin) * s.conv_w;
-    for (uint32_t r = 0; r < rows; ++r) {
-      copy_row(out + static_cast<size_t>(r) * s.conv_w, requantized.data() + static_cast<size_t>(r) * g.width,
-               s.conv_w);
-    }
-  };
+  DirectTask task(run, s, n, row_begin, row_end);
   // Group by group: each input channel's phases are built once and serve the task's output
   // channels of its group (a channel multiplier > 1 reads the same planes).
   for (uint32_t oc0 = oc_begin; oc0 < oc_end;) {
     const uint32_t group = oc0 / s.out_per_group;
     const uint32_t oc1 = std::min(oc_end, (group + 1) * s.out_per_group);
-    const int8_t* in = conv_input(run, s, n, group);
     if (s.in_per_group == 1) {
-      // Depthwise: the sums go through the accumulators a chunk of pixels at a time, which stay
-      // in L1 between mac_taps and the requantisation (a 112x112 plane's are 50 KB).
-      const int8_t* phases = build_phases(s, g, in, row_begin, buffer, last);
-      if (acc.size() < kChunkPixels) acc.resize(kChunkPixels);
-      for (uint32_t oc = oc0; oc < oc1; ++oc) {
-        load_weights(oc, 0);
-        const RequantParams q = conv_requant(run, oc);
-        int8_t* dest = destination(oc);
-        for (uint32_t p0 = 0; p0 < pixels; p0 += kChunkPixels) {
-          const uint32_t count = std::min(kChunkPixels, pixels - p0);
-          for (uint32_t t = 0; t < taps; ++t) src[t] = phases + tap_offset[t] + p0;
-          std::fill_n(acc.data(), count, 0u);
-          run.kernels.mac_taps(acc.data(), src, tap_weight, taps, count);
-          run.kernels.requantize_row(reinterpret_cast<const int32_t*>(acc.data()), count, q.bias[0], q.multiplier[0],
-                                     q.shift[0], q.lo, q.hi, dest + p0);
-        }
-        copy_out(oc);
-      }
-      oc0 = oc1;
-      continue;
-    }
-    acc.assign(static_cast<size_t>(oc1 - oc0) * pixels, 0u);
-    for (uint32_t ic = 0; ic < s.in_per_group; ++ic) {
-      const int8_t* phases = build_phases(s, g, in + ic * s.in_plane, row_begin, buffer, last);
-      for (uint32_t t = 0; t < taps; ++t) src[t] = phases + tap_offset[t];
-      for (uint32_t oc = oc0; oc < oc1; ++oc) {
-        load_weights(oc, ic);
-        run.kernels.mac_taps(acc.data() + static_cast<size_t>(oc - oc0) * pixels, src, tap_weight, taps, pixels);
-      }
-    }
-    for (uint32_t oc = oc0; oc < oc1; ++oc) {
-      const RequantParams q = conv_requant(run, oc);
-      const auto* sums = reinterpret_cast<const int32_t*>(acc.data()) + static_cast<size_t>(oc - oc0) * pixels;
-      run.kernels.requantize_row(sums, pixels, q.bias[0], q.multiplier[0], q.shift[0], q.lo, q.hi, destination(oc));
-      copy_out(oc);
+      task.depthwise(oc0, oc1, conv_input(run, s, n, group));
+    } else {
+      task.grouped(oc0, oc1, conv_input(run, s, n, group));
     }
     oc0 = oc1;
   }
