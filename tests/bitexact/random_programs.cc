@@ -412,6 +412,30 @@ BitexactCase CaseGenerator::quad_case() {
   }
 }
 
+BitexactCase CaseGenerator::depthwise_case() {
+  for (;;) {
+    ProgramBuilder b(rng_);
+    const uint32_t h = rng_.pick<uint32_t>({1, 2, 3, 7, 9, 14, 17, 28, 31, 56, 112});
+    const uint32_t w = rng_.chance(0.7) ? h : rng_.urange(1, 112);
+    const uint32_t in_pg = rng_.chance(0.75) ? 1 : 2, out_pg = rng_.chance(0.6) ? 1 : rng_.urange(2, 3);
+    // Many channels on small maps, few on large ones (the C simulation's cost).
+    const uint32_t groups = rng_.urange(1, std::clamp(8000 / (h * w), 1u, 48u));
+    const Slice in = b.tensor(groups * in_pg, h, w);
+    ConvChoice g = random_conv_choice(rng_, groups * in_pg);
+    g.groups = groups, g.out_c = groups * out_pg;
+    const uint32_t kernel = rng_.urange(0, 5);
+    g.kh = kernel == 3 ? 1 : kernel == 4 ? 5 : 3;
+    g.kw = kernel == 2 ? 1 : kernel == 4 ? 5 : 3;
+    g.sh = rng_.urange(1, 2), g.sw = rng_.chance(0.8) ? g.sh : rng_.urange(1, 2);
+    g.dh = rng_.chance(0.8) ? 1 : 2, g.dw = rng_.chance(0.8) ? g.dh : rng_.urange(1, 2);
+    const uint32_t pad = rng_.urange(0, 2);
+    g.pt = std::min(pad, (g.kh - 1) * g.dh), g.pb = rng_.chance(0.8) ? g.pt : 0;
+    g.pl = std::min(pad, (g.kw - 1) * g.dw), g.pr = rng_.chance(0.8) ? g.pl : 0;
+    const std::optional<Slice> out = b.conv(in, g);
+    if (out) return b.finish("depthwise", in, *out, rng_.urange(1, 3));
+  }
+}
+
 BitexactCase CaseGenerator::pool_case() {
   for (;;) {
     ProgramBuilder b(rng_);

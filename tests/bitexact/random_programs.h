@@ -57,6 +57,11 @@ class CaseGenerator {
   // filters: the emulator's implicit GEMM on AVX-512 VNNI (quads of channels read straight from
   // the input rows), on rows up to 100 wide (several output rows, or parts of one, per panel).
   BitexactCase quad_case();
+  // A depthwise or thin-group conv (1-2 input and 1-3 output channels per group): the
+  // emulator's direct path on maps from 1x1 to 112x112 (widths not a multiple of any vector),
+  // kernels 3x3, 5x5, 1x3 and 3x1, stride 1 or 2, padding 0-2, dilation 1 or 2, sometimes a
+  // fused max pool, batch 1-3.
+  BitexactCase depthwise_case();
   BitexactCase pool_case();
   BitexactCase add_case();
   // conv (+ fused pool) -> depthwise -> two convs into one concat tensor -> pool -> 1x1 conv ->
