@@ -15,11 +15,11 @@ constexpr size_t kColumnBudget = 128 * 1024;
 constexpr uint32_t kMinTaskPixels = 64;
 // Output channels per group below which the direct path wins.
 constexpr uint32_t kMinGemmChannels = 4;
-// MACs a direct-path task aims at at most (~1 ms of the direct path on one core here): a thin layer
-// over a large input is split by rows as well as channels, so a run's deadline, which the pool
-// checks before each task, is kept to about that (a 256-channel 3x3 conv on 256x256 into one
-// channel was one 26 ms task). Depthwise layers' channel chunks stay whole (a 112x112 plane is
-// 113 k MACs).
+// MACs a direct-path task aims at at most (~1 ms of the old per-row direct path on one core, about
+// a quarter of that on whole planes): a thin layer over a large input is split by rows as well as
+// channels, so a run's deadline, which the pool checks before each task, is kept to about that (a
+// 256-channel 3x3 conv on 256x256 into one channel was one 26 ms task). Depthwise layers' channel
+// chunks stay whole (a 112x112 plane is 113 k MACs).
 constexpr double kDirectTaskMacs = 4 << 20;
 
 uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }

@@ -109,7 +109,7 @@ struct EmuKernels {
   // average pool's column sums with w = 1); w is an int8 weight (the SIMD versions use int16).
   void (*mac_row)(uint32_t* acc, const int8_t* x, int32_t w, uint32_t n);
   // acc[j] += sum over t < taps of w[t] * src[t][j], for j < n, modulo 2^32; taps <= kMaxTaps
-  // (the direct path's stride-1 interior: all taps of one input channel, accumulators in registers).
+  // (the direct path: all taps of one input channel over a plane's virtual rows, accumulators in registers).
   void (*mac_taps)(uint32_t* acc, const int8_t* const* src, const int32_t* w, uint32_t taps, uint32_t n);
   // out[j] = requantize(acc[j] + bias, multiplier, shift, lo, hi) for j < n (bias added in int32).
   void (*requantize_row)(const int32_t* acc, uint32_t n, int32_t bias, int32_t multiplier, int32_t shift, int32_t lo,
