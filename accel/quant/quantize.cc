@@ -6,15 +6,7 @@
 #include "kernels/kernel_abi.h"
 
 #if defined(__x86_64__)
-// GCC 12's AVX-512 intrinsics initialise their "undefined" operand from itself, which
-// -Wuninitialized reports where they inline (as in accel/device/emu/emu_conv_vnni512.cc).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "accel/common/x86_simd_support.h"
 #define TESSERA_QUANT_AVX2 __attribute__((target("avx2")))
 #define TESSERA_QUANT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 #endif

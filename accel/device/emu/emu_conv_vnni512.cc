@@ -14,15 +14,7 @@
 
 #if defined(__x86_64__)
 
-// GCC 12's AVX-512 intrinsics initialise their "undefined" operand from itself, which
-// -Wuninitialized reports where they inline; the warning's location is in the header.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "accel/common/x86_simd_support.h"
 
 #include <algorithm>
 #include <cstddef>
