@@ -164,12 +164,14 @@ TEST_F(BatchGrowthTest, ABatchGrowsWhileTheDeviceIsBusyAndAFullOneGoesAtOnce) {
   InferenceQueue queue(two_workers(true));
   auto first = occupy_device(queue);
   std::vector<std::future<Result<ClassifyResult>>> joined;
+  joined.reserve(8);
   for (int i = 0; i < 5; ++i) joined.push_back(submit(queue));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // 50 times the queue delay
   EXPECT_EQ(queue.depth(), 5u) << "a partial batch waits while the device is busy";
   for (int i = 0; i < 3; ++i) joined.push_back(submit(queue));
   EXPECT_TRUE(eventually([&] { return queue.depth() == 0; })) << "a full batch goes at once";
   std::vector<std::future<Result<ClassifyResult>>> late;
+  late.reserve(2);
   for (int i = 0; i < 2; ++i) late.push_back(submit(queue));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(queue.depth(), 2u) << "two batches at the device: the next partial one waits";
@@ -224,6 +226,7 @@ TEST_F(BatchGrowthTest, WithoutGrowthAPartialBatchLeavesAtItsDelay) {
   InferenceQueue queue(two_workers(false));
   auto first = occupy_device(queue);
   std::vector<std::future<Result<ClassifyResult>>> rest;
+  rest.reserve(3);
   for (int i = 0; i < 3; ++i) rest.push_back(submit(queue));
   EXPECT_TRUE(eventually([&] { return queue.depth() == 0; })) << "the partial batch left at its delay";
   gate_->open();
