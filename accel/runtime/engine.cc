@@ -122,8 +122,8 @@ int Engine::pick_instance(const std::vector<bool>& tried) const {
   return best;
 }
 
-Result<Inference> Engine::infer_on_instances(const Tensor& batch) const {
-  if (int8_.size() == 1) return int8_.front()->infer(batch);
+Result<Inference> Engine::infer_on_instances(const Tensor& batch, const std::function<void()>& fabric_done) const {
+  if (int8_.size() == 1) return int8_.front()->infer(batch, fabric_done);
   std::vector<bool> tried(int8_.size(), false);
   Result<Inference> result =
       Status::unavailable(model_error_prefix(config_) + "every device instance is out of service");
@@ -131,7 +131,7 @@ Result<Inference> Engine::infer_on_instances(const Tensor& batch) const {
     tried[static_cast<size_t>(i)] = true;
     Int8Path& path = *int8_[static_cast<size_t>(i)];
     path.outstanding.fetch_add(1);
-    result = path.infer(batch);
+    result = path.infer(batch, fabric_done);
     path.outstanding.fetch_sub(1);
     // The instance's device failed (or went out of service): the batch is not at fault.
     if (result.is_ok() || result.status().code() != StatusCode::kUnavailable) return result;
@@ -150,9 +150,9 @@ Status Engine::check_batch(const Tensor& batch) const {
   return Status::ok();
 }
 
-Result<Inference> Engine::infer(const Tensor& batch) const {
+Result<Inference> Engine::infer(const Tensor& batch, const std::function<void()>& fabric_done) const {
   TESSERA_RETURN_IF_ERROR(check_batch(batch));
-  if (!int8_.empty()) return infer_on_instances(batch);
+  if (!int8_.empty()) return infer_on_instances(batch, fabric_done);
   const auto start = std::chrono::steady_clock::now();
   TESSERA_ASSIGN_OR_RETURN(auto outputs,
                            host::run_reference(graph_, {{graph_.inputs[0].name, batch}}, host_cache_.get()));

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,8 +80,14 @@ class Engine {
   std::vector<const DeviceSupervisor*> instances() const;
 
   // Runs a batch (N x C x H x W, preprocessed). Thread-safe; concurrent callers share the
-  // pipeline, so their batches overlap stage by stage.
-  Result<Inference> infer(const Tensor& batch) const;
+  // pipeline, so their batches overlap stage by stage. int8: `fabric_done` (if set) is called on
+  // the caller's thread when the batch's fabric stage is over and its host stage begins (the
+  // device can take the next batch); not called when there is no fabric stage (fp32) or the
+  // batch failed before its fabric stage ended; may be called again if an instance failed the
+  // batch and another one runs it.
+  Result<Inference> infer(const Tensor& batch, const std::function<void()>& fabric_done = {}) const;
+  // The device instances a batch can run on at once (1 for fp32: the host).
+  size_t device_instances() const { return int8_.empty() ? 1 : int8_.size(); }
 
   // Raw outputs (logits), one row of num_classes() per image.
   Result<std::vector<std::vector<float>>> run(const Tensor& batch) const;
@@ -97,7 +104,7 @@ class Engine {
   Status check_batch(const Tensor& batch) const;
   // int8: runs the batch on the instance with the least outstanding work; when that instance
   // fails it (UNAVAILABLE: its device failed or is out of service), on the next one.
-  Result<Inference> infer_on_instances(const Tensor& batch) const;
+  Result<Inference> infer_on_instances(const Tensor& batch, const std::function<void()>& fabric_done) const;
   // The untried usable instance to run on next (serving before recovering, then least
   // outstanding work, ties taken in turn); -1 when none is left.
   int pick_instance(const std::vector<bool>& tried) const;

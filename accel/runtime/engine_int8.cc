@@ -231,7 +231,7 @@ Result<Inference> Engine::Int8Path::host_part(Job& job) {
   return std::move(job.result);
 }
 
-Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
+Result<Inference> Engine::Int8Path::infer(const Tensor& batch, const std::function<void()>& fabric_done_callback) {
   if (compiled_.has_fabric) TESSERA_RETURN_IF_ERROR(supervisor_->usable());
   auto job = std::make_shared<Job>();
   job->input = batch;
@@ -241,6 +241,7 @@ Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
     std::lock_guard<std::mutex> lock(sequential_mu_);
     run_fabric(*job);
     fabric_done.get();
+    if (fabric_done_callback) fabric_done_callback();
     return host_part(*job);
   }
   // A device whose run never returns must not hang its callers: past the watchdog the device is
@@ -259,6 +260,7 @@ Result<Inference> Engine::Int8Path::infer(const Tensor& batch) {
   fabric_cv_.notify_one();
   if (fabric_done.wait_until(until) == std::future_status::timeout) return supervisor_->wedged(limit);
   fabric_done.get();
+  if (fabric_done_callback) fabric_done_callback();
   // The host stage on this thread, while the fabric thread runs the next caller's batch.
   return host_part(*job);
 }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -38,7 +39,8 @@ struct Engine::Int8Path {
   // Batches handed to this instance and not yet answered (Engine::pick_instance reads it).
   std::atomic<int> outstanding{0};
 
-  Result<Inference> infer(const Tensor& batch);
+  // fabric_done: see Engine::infer.
+  Result<Inference> infer(const Tensor& batch, const std::function<void()>& fabric_done);
   std::string summary() const;
   // The tile plan of the fabric part (null when everything runs on the host).
   const plan::ModelPlan* plan() const { return compiled_.has_fabric ? &compiled_.plan : nullptr; }

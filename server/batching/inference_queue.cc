@@ -138,7 +138,29 @@ bool InferenceQueue::take_inline(const InferenceJob& job) {
     if (!queue.empty()) return false;
   }
   ++running_;
+  fabric_taken(job.model.get());
   return true;
+}
+
+bool InferenceQueue::device_busy(const ServedModel* model) const {
+  if (!options_.grow_while_busy) return false;
+  auto it = in_fabric_.find(model);
+  return it != in_fabric_.end() && it->second >= model->engine->device_instances();
+}
+
+void InferenceQueue::fabric_taken(const ServedModel* model) { ++in_fabric_[model]; }
+
+void InferenceQueue::fabric_left(const ServedModel* model) {
+  bool waiting = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = in_fabric_.find(model);
+    if (it == in_fabric_.end()) return;
+    if (--it->second == 0) in_fabric_.erase(it);  // the model may be unloaded: hold no stale key
+    auto queue = queues_.find(model);
+    waiting = queue != queues_.end() && !queue->second.empty();
+  }
+  if (waiting) cv_.notify_one();  // a batch held for the device may go now
 }
 
 void InferenceQueue::run_inline(InferenceJob job) {
@@ -148,8 +170,10 @@ void InferenceQueue::run_inline(InferenceJob job) {
   InferenceJob& only = batch.front().job;
   // As take_batch would: a job past its deadline or cancelled is answered, not run.
   if (SteadyClock::now() >= only.deadline) {
+    fabric_left(only.model.get());
     answer(only, Status::deadline_exceeded("the deadline passed while the request was queued"));
   } else if (only.cancelled && only.cancelled()) {
+    fabric_left(only.model.get());
     answer(only, Status::cancelled("the caller cancelled the request"));
   } else {
     if (options_.observer) options_.observer->on_batch(*only.model, 1);
@@ -250,13 +274,22 @@ std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(std::vector<st
     if (!dropped.empty()) return {};  // answer them outside the lock, then come back
     // The ready queue whose oldest job waited longest; else when the next one becomes ready.
     Queue* ready = nullptr;
+    const ServedModel* ready_model = nullptr;
     auto wake = SteadyClock::time_point::max();
     for (auto& [model, queue] : queues_) {
       if (queue.empty()) continue;
       const BatchPolicy& policy = model->batching;
       const auto due = queue.front().enqueued + std::chrono::microseconds(policy.max_queue_delay_us);
-      if (stopping_ || queue.size() >= policy.max_batch || now >= due) {
-        if (!ready || queue.front().enqueued < ready->front().enqueued) ready = &queue;
+      const bool full = queue.size() >= policy.max_batch;
+      if (!stopping_ && !full && now >= due && device_busy(model)) {
+        // Due but the device is busy: the batch grows until fabric_left() wakes us, or a job's
+        // deadline passes (any job's: they wait past the delay now).
+        for (const QueuedJob& queued : queue) wake = std::min(wake, queued.job.deadline);
+      } else if (stopping_ || full || now >= due) {
+        if (!ready || queue.front().enqueued < ready->front().enqueued) {
+          ready = &queue;
+          ready_model = model;
+        }
       } else {
         wake = std::min({wake, due, queue.front().job.deadline});
       }
@@ -268,6 +301,7 @@ std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(std::vector<st
     }
     if (ready) {
       ++running_;
+      fabric_taken(ready_model);
       const size_t n = std::min<size_t>(ready->size(), ready->front().job.model->batching.max_batch);
       std::vector<QueuedJob> batch;
       batch.reserve(n);
@@ -313,11 +347,20 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
   // One model run for the whole batch.
   const auto run_start = SteadyClock::now();
   Result<Inference> inference = Status::internal("not run");
+  // The device can take the next batch once this one's fabric stage is over (once, whichever
+  // comes first: the engine says so, or the run ends; fp32 has no fabric stage).
+  bool left_fabric = false;
+  auto leave_fabric = [&] {
+    if (left_fabric) return;
+    left_fabric = true;
+    fabric_left(&model);
+  };
   try {
-    inference = model.engine->infer(tensor);
+    inference = model.engine->infer(tensor, leave_fabric);
   } catch (const std::exception& e) {
     inference = Status::internal(std::string("inference: ") + e.what());
   }
+  leave_fabric();
   const auto run_end = SteadyClock::now();
   if (inference && inference->scores.size() != running.size()) {
     inference = Status::internal("the model returned " + std::to_string(inference->scores.size()) +

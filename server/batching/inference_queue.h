@@ -10,6 +10,12 @@
 // max_queue_delay_us 0, nothing queued and no batch running, the job is a batch of one that no
 // worker could start sooner, and the hand-off to a worker (a thread wake, 10-20 us) is saved.
 // Such a batch counts against `workers` like a worker's, so the bound on batches in flight holds.
+// A batch grows while the device is busy: one whose oldest job waited max_queue_delay_us but that
+// is not full waits, taking every job that arrives meanwhile, as long as each device instance of
+// its model already has a batch in its fabric stage (Engine::infer's fabric_done; fp32: the whole
+// run, the host's cores being its device); sent then it would only wait at the engine with fewer
+// images. A full batch still goes at once (the next one waits at the engine: the pipeline), and
+// so does everything when stopping; deadlines and cancellation hold while a batch waits.
 #pragma once
 
 #include <atomic>
@@ -51,6 +57,9 @@ struct InferenceQueueOptions {
   // Run a job on the submitter's thread when the queue is idle and its model's
   // max_queue_delay_us is 0 (InferenceJob::may_run_inline too). Off: every job goes to a worker.
   bool run_inline_when_idle = true;
+  // A batch that is not full waits past max_queue_delay_us, growing, while every device instance
+  // of its model has a batch in its fabric stage (see above). Off: it leaves at the delay.
+  bool grow_while_busy = true;
 };
 
 class InferenceQueue {
@@ -104,6 +113,12 @@ class InferenceQueue {
   void run_inline(InferenceJob job);
   // A batch is over: one fewer running; wakes a worker when jobs wait for one.
   void batch_done();
+  // Whether a not-full batch of `model` waits: each of its device instances has a batch in its
+  // fabric stage. mu_ held.
+  bool device_busy(const ServedModel* model) const;
+  // A batch of `model` taken (mu_ held) / out of its fabric stage (takes mu_, wakes a worker).
+  void fabric_taken(const ServedModel* model);
+  void fabric_left(const ServedModel* model);
   // Blocks until a model's batch is ready (full, or its oldest job waited long enough, or
   // stopping) and takes it; drops expired and cancelled jobs into `dropped` on the way. Empty
   // once stopped and drained.
@@ -123,6 +138,7 @@ class InferenceQueue {
   uint64_t next_ticket_ = 1;
   std::atomic<uint64_t> prepared_{0};
   std::atomic<uint64_t> ran_inline_{0};
+  std::map<const ServedModel*, size_t> in_fabric_;  // per model: batches taken, fabric stage not over
   int running_ = 0;  // batches taken and not yet answered (workers' and inline): at most max_running_
   const int max_running_;
   bool stopping_ = false;

@@ -211,6 +211,7 @@ void Daemon::start_telemetry_and_queue() {
   models_->set_on_loaded([stats = stats_.get()](const ServedModel& model) { stats->add_model(model.name()); });
   queue_options.observer = stats_.get();
   queue_options.run_inline_when_idle = options_.inline_when_idle;
+  queue_options.grow_while_busy = options_.grow_batch_while_busy;
   queue_ = std::make_unique<InferenceQueue>(queue_options);
   stats_->set_queue(queue_.get());
   admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, options_.max_image_bytes);

@@ -67,6 +67,8 @@ struct DaemonOptions {
   int workers = 2;  // batches in flight at once, per device instance
   // A delay-0 model's request that finds the daemon idle runs on the thread that received it.
   bool inline_when_idle = true;
+  // A due batch that is not full waits, growing, while its model's device instances are busy.
+  bool grow_batch_while_busy = true;
   int http_threads = 2;
   std::string precision = "int8";             // int8 (fabric + host pipeline) or fp32 (host only)
   DeviceOptions device;                       // --device auto|emu|xrt, --devices, --xclbin, --board, --emu-faults

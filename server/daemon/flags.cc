@@ -169,6 +169,14 @@ std::vector<DaemonFlag> queue_flags(DaemonOptions& o) {
        0,
        0,
        {}},
+      {"grow-batch-while-busy",
+       "A batch that is not full when its oldest request has waited max-queue-delay-us keeps waiting, and "
+       "growing, while every device instance of its model has a batch in its fabric stage (fp32: running); a full "
+       "batch goes at once (true or false)",
+       &o.grow_batch_while_busy,
+       0,
+       0,
+       {}},
   };
 }
 
