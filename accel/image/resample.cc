@@ -4,12 +4,38 @@
 #include <cmath>
 
 namespace tessera::image_internal {
+namespace {
+
+// Same length at an integral start: the axis is a copy (weight 1).
+bool axis_is_copy(double start, double length, int out_length) {
+  return length / out_length == 1.0 && start == std::floor(start);
+}
+
+// Both axes copies: each output is the source pixel as a float, which is what the weighted passes
+// give (0 + 1.0f * s, exact), without their weight tables and row buffer. A 224x224 JPEG served
+// to a 224x224 model took this path's weighted form for ~4% of tesserad's CPU (ResNet-18,
+// concurrency 16, perf).
+void copy_region(const uint8_t* pixels, int width, int channels, const SourceRegion& region, int out_width,
+                 int out_height, float* out, size_t row_pitch, size_t plane_pitch) {
+  const auto stride = static_cast<size_t>(channels);
+  const auto x0 = static_cast<size_t>(region.x);
+  const auto y0 = static_cast<size_t>(region.y);
+  for (int c = 0; c < channels; ++c) {
+    for (size_t y = 0; y < static_cast<size_t>(out_height); ++y) {
+      const uint8_t* src = pixels + ((y0 + y) * static_cast<size_t>(width) + x0) * stride + static_cast<size_t>(c);
+      float* dst = out + static_cast<size_t>(c) * plane_pitch + y * row_pitch;
+      for (size_t i = 0; i < static_cast<size_t>(out_width); ++i) dst[i] = src[i * stride];
+    }
+  }
+}
+
+}  // namespace
 
 AxisWeights axis_weights(int source_length, double start, double length, int out_length) {
   AxisWeights axis;
   const auto n = static_cast<size_t>(out_length);
   const double ratio = length / out_length;
-  const bool copy = ratio == 1.0 && start == std::floor(start);
+  const bool copy = axis_is_copy(start, length, out_length);
   axis.taps = copy ? 1 : ratio <= 2.0 ? 2 : static_cast<int>(std::ceil(ratio)) + 1;
   axis.first.resize(n);
   axis.count.resize(n);
@@ -52,6 +78,10 @@ AxisWeights axis_weights(int source_length, double start, double length, int out
 
 void resample(const uint8_t* pixels, int width, int height, int channels, const SourceRegion& region, int out_width,
               int out_height, float* out, size_t row_pitch, size_t plane_pitch) {
+  if (axis_is_copy(region.x, region.width, out_width) && axis_is_copy(region.y, region.height, out_height)) {
+    copy_region(pixels, width, channels, region, out_width, out_height, out, row_pitch, plane_pitch);
+    return;
+  }
   const AxisWeights xs = axis_weights(width, region.x, region.width, out_width);
   const AxisWeights ys = axis_weights(height, region.y, region.height, out_height);
   // Only the source rows some output row reads go through the horizontal pass.

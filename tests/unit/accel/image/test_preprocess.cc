@@ -230,6 +230,25 @@ TEST(PreprocessTest, CenterCropKeepsTheMiddle) {
               {25.5f, 45.5f, 27.5f, 47.5f});
 }
 
+TEST(PreprocessTest, SameSizeColourAndIntegralCropsAreExactPlanarCopies) {
+  // 3 interleaved channels, same size: each plane is its channel's bytes as floats.
+  std::mt19937 rng(11);
+  std::vector<uint8_t> pixels(5 * 4 * 3);
+  for (auto& p : pixels) p = static_cast<uint8_t>(rng());
+  std::vector<float> planar(pixels.size());
+  for (size_t i = 0; i < 5 * 4; ++i)
+    for (size_t c = 0; c < 3; ++c) planar[c * 20 + i] = pixels[i * 3 + c];
+  EXPECT_EQ(run(make_image(5, 4, 3, pixels), raw_config(5, 4, 3)), planar);
+  // A centre crop at an integral offset (7x4 -> 3x4: columns 2..4) copies those columns of each channel.
+  std::vector<uint8_t> wide(7 * 4 * 3);
+  for (auto& p : wide) p = static_cast<uint8_t>(rng());
+  std::vector<float> cropped;
+  for (size_t c = 0; c < 3; ++c)
+    for (size_t y = 0; y < 4; ++y)
+      for (size_t x = 2; x < 5; ++x) cropped.push_back(wide[(y * 7 + x) * 3 + c]);
+  EXPECT_EQ(run(make_image(7, 4, 3, wide), raw_config(3, 4, 3, ResizeMode::kCenterCrop)), cropped);
+}
+
 TEST(PreprocessTest, IntoWritesOneBatchSlot) {
   const Image gray = make_image(2, 1, 1, {10, 20});
   std::vector<float> batch(6, -1.0f);
