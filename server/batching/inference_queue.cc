@@ -44,6 +44,13 @@ Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, c
   return image ? preprocess_into(*image, input, out.data()) : image.status();
 }
 
+// Why a job is answered without running: its deadline passed or its caller cancelled; else OK.
+Status stale(const InferenceJob& job, SteadyClock::time_point now) {
+  if (now >= job.deadline) return Status::deadline_exceeded("the deadline passed while the request was queued");
+  if (job.cancelled && job.cancelled()) return Status::cancelled("the caller cancelled the request");
+  return Status::ok();
+}
+
 uint64_t whole_micros(std::chrono::nanoseconds d) {
   return static_cast<uint64_t>(std::max<int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count(), 0));
 }
@@ -169,12 +176,9 @@ void InferenceQueue::run_inline(InferenceJob job) {
   batch.push_back({std::move(job), 0, SteadyClock::now()});
   InferenceJob& only = batch.front().job;
   // As take_batch would: a job past its deadline or cancelled is answered, not run.
-  if (SteadyClock::now() >= only.deadline) {
+  if (Status why = stale(only, SteadyClock::now()); !why.is_ok()) {
     fabric_left(only.model.get());
-    answer(only, Status::deadline_exceeded("the deadline passed while the request was queued"));
-  } else if (only.cancelled && only.cancelled()) {
-    fabric_left(only.model.get());
-    answer(only, Status::cancelled("the caller cancelled the request"));
+    answer(only, std::move(why));
   } else {
     if (options_.observer) options_.observer->on_batch(*only.model, 1);
     run_batch(std::move(batch));
@@ -257,15 +261,12 @@ std::vector<InferenceQueue::QueuedJob> InferenceQueue::take_batch(std::vector<st
     // Expired and cancelled jobs leave every queue first: they never wait for a batch.
     for (auto& [model, queue] : queues_) {
       for (auto it = queue.begin(); it != queue.end();) {
-        if (now >= it->job.deadline) {
-          dropped.emplace_back(std::move(*it),
-                               Status::deadline_exceeded("the deadline passed while the request was queued"));
-        } else if (it->job.cancelled && it->job.cancelled()) {
-          dropped.emplace_back(std::move(*it), Status::cancelled("the caller cancelled the request"));
-        } else {
+        Status why = stale(it->job, now);
+        if (why.is_ok()) {
           ++it;
           continue;
         }
+        dropped.emplace_back(std::move(*it), std::move(why));
         it = queue.erase(it);
       }
     }

@@ -19,6 +19,7 @@
 #include "accel/device/device_registry.h"
 #include "server/batching/inference_queue.h"
 #include "server/models/model_repository.h"
+#include "tests/integration/batching/queued_job.h"
 #include "tests/integration/fmnist_images.h"
 #include "tests/integration/tesserad_process.h"
 
@@ -122,22 +123,15 @@ class BatchGrowthTest : public ::testing::Test {
 
   std::future<Result<ClassifyResult>> submit(InferenceQueue& queue, uint64_t* ticket = nullptr,
                                              SteadyClock::time_point deadline = SteadyClock::time_point::max()) {
-    auto promise = std::make_shared<std::promise<Result<ClassifyResult>>>();
     InferenceJob j;
     j.model = models_->default_model();
     j.input = EncodedImage{{reinterpret_cast<const uint8_t*>(image_.data()), image_.size()}};
     j.request_id = "test";
-    j.done = [promise](Result<ClassifyResult> r) { promise->set_value(std::move(r)); };
     j.deadline = deadline;
-    const uint64_t t = queue.submit(std::move(j));
-    if (ticket) *ticket = t;
-    return promise->get_future();
+    return submit_for_answer(queue, std::move(j), ticket);
   }
 
-  static Result<ClassifyResult> wait(std::future<Result<ClassifyResult>>& f) {
-    if (f.wait_for(std::chrono::seconds(30)) != std::future_status::ready) return Status::internal("no answer in 30 s");
-    return f.get();
-  }
+  static Result<ClassifyResult> wait(std::future<Result<ClassifyResult>>& f) { return wait_answer(f); }
 
   // A queue whose first batch (one job) is on the device, held at the gate.
   std::future<Result<ClassifyResult>> occupy_device(InferenceQueue& queue) {

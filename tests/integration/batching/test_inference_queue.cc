@@ -14,6 +14,7 @@
 #include "accel/image/preprocess.h"
 #include "server/batching/inference_queue.h"
 #include "server/models/model_repository.h"
+#include "tests/integration/batching/queued_job.h"
 #include "tests/integration/fmnist_images.h"
 #include "tests/integration/tesserad_process.h"
 
@@ -48,18 +49,12 @@ class InferenceQueueTest : public ::testing::Test {
   // Submits a job whose result lands in the returned future.
   std::future<Result<ClassifyResult>> submit(InferenceQueue& queue, uint64_t* ticket = nullptr,
                                              SteadyClock::time_point deadline = SteadyClock::time_point::max()) {
-    auto promise = std::make_shared<std::promise<Result<ClassifyResult>>>();
-    InferenceJob j = job([promise](Result<ClassifyResult> r) { promise->set_value(std::move(r)); });
+    InferenceJob j = job({});
     j.deadline = deadline;
-    const uint64_t t = queue.submit(std::move(j));
-    if (ticket) *ticket = t;
-    return promise->get_future();
+    return submit_for_answer(queue, std::move(j), ticket);
   }
 
-  static Result<ClassifyResult> wait(std::future<Result<ClassifyResult>>& f) {
-    if (f.wait_for(std::chrono::seconds(30)) != std::future_status::ready) return Status::internal("no answer in 30 s");
-    return f.get();
-  }
+  static Result<ClassifyResult> wait(std::future<Result<ClassifyResult>>& f) { return wait_answer(f); }
 
   InferenceJob job(InferenceCallback done) {
     InferenceJob j;

@@ -8,6 +8,7 @@
 
 #include "tests/integration/daemon_test.h"
 #include "tests/integration/fmnist_images.h"
+#include "tests/integration/metrics_text.h"
 
 namespace tessera::testing {
 namespace {
@@ -112,26 +113,31 @@ TEST_F(GrpcTest, UnknownModelIsNotFound) {
   EXPECT_NE(answer.status.error_message().find("no-such-model"), std::string::npos);
 }
 
-TEST_F(GrpcTest, ConcurrentCallsAllSucceedAndAgree) {
-  const std::string image = read_binary(images_[1].png);
-  const std::string expected = classify_grpc(*stub_, image).top1();
+// `threads` threads call Classify `calls` times each with `image`: every call is OK with the
+// top-1 a single call gets.
+void expect_concurrent_calls_agree(v1::Classifier::Stub& stub, const std::string& image, int threads, int calls) {
+  const std::string expected = classify_grpc(stub, image).top1();
   ASSERT_FALSE(expected.empty());
   std::atomic<int> ok{0};
   std::atomic<int> mismatched{0};
-  std::vector<std::thread> threads;
-  threads.reserve(8);
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 6; ++i) {
-        const GrpcAnswer a = classify_grpc(*stub_, image);
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      for (int i = 0; i < calls; ++i) {
+        const GrpcAnswer a = classify_grpc(stub, image);
         if (a.status.ok()) ++ok;
         if (a.top1() != expected) ++mismatched;
       }
     });
   }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(ok.load(), 48);
+  for (auto& w : workers) w.join();
+  EXPECT_EQ(ok.load(), threads * calls);
   EXPECT_EQ(mismatched.load(), 0);
+}
+
+TEST_F(GrpcTest, ConcurrentCallsAllSucceedAndAgree) {
+  expect_concurrent_calls_agree(*stub_, read_binary(images_[1].png), 8, 6);
 }
 
 // A latency daemon (--max-queue-delay-us 0) runs an idle request's batch on the gRPC thread that
@@ -141,15 +147,6 @@ class GrpcLatencyDaemonTest : public GrpcTest {
  protected:
   std::vector<std::string> extra_args() const override { return {"--max-queue-delay-us", "0"}; }
 };
-
-std::optional<double> metric(const std::string& exposition, const std::string& name) {
-  std::istringstream in(exposition);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
-  }
-  return std::nullopt;
-}
 
 TEST_F(GrpcLatencyDaemonTest, ACallAtATimeIsAnsweredAloneAndCounted) {
   constexpr int kCalls = 20;
@@ -167,34 +164,16 @@ TEST_F(GrpcLatencyDaemonTest, ACallAtATimeIsAnsweredAloneAndCounted) {
   HttpClient http(daemon_->http_port());
   const HttpReply reply = http.get("/metrics");
   ASSERT_EQ(reply.status, 200) << reply.error;
-  EXPECT_EQ(metric(reply.body, "tessera_requests_total{api=\"grpc\",code=\"OK\",model=\"fashion-mnist\"}"),
+  EXPECT_EQ(sample_value(reply.body, "tessera_requests_total{api=\"grpc\",code=\"OK\",model=\"fashion-mnist\"}"),
             double{kCalls});
-  EXPECT_EQ(metric(reply.body, "tessera_batch_size_sum{model=\"fashion-mnist\"}"), double{kCalls});
-  EXPECT_EQ(metric(reply.body, "tessera_queue_depth{model=\"fashion-mnist\"}"), 0.0);
+  EXPECT_EQ(sample_value(reply.body, "tessera_batch_size_sum{model=\"fashion-mnist\"}"), double{kCalls});
+  EXPECT_EQ(sample_value(reply.body, "tessera_queue_depth{model=\"fashion-mnist\"}"), 0.0);
 }
 
 // Concurrent callers on a latency daemon: some run inline, the rest queue for the workers; all
 // are answered with the same top-1.
 TEST_F(GrpcLatencyDaemonTest, ConcurrentCallsMixInlineAndQueuedRunsAndAllAgree) {
-  const std::string image = read_binary(images_[2].png);
-  const std::string expected = classify_grpc(*stub_, image).top1();
-  ASSERT_FALSE(expected.empty());
-  std::atomic<int> ok{0};
-  std::atomic<int> mismatched{0};
-  std::vector<std::thread> threads;
-  threads.reserve(8);
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&] {
-      for (int i = 0; i < 10; ++i) {
-        const GrpcAnswer a = classify_grpc(*stub_, image);
-        if (a.status.ok()) ++ok;
-        if (a.top1() != expected) ++mismatched;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(ok.load(), 80);
-  EXPECT_EQ(mismatched.load(), 0);
+  expect_concurrent_calls_agree(*stub_, read_binary(images_[2].png), 8, 10);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "tessera/v1/telemetry.grpc.pb.h"
 #include "tests/integration/daemon_test.h"
 #include "tests/integration/fmnist_images.h"
+#include "tests/integration/metrics_text.h"
 #include "tests/integration/prometheus_server.h"
 #include "tests/integration/subprocess.h"
 
@@ -58,17 +59,6 @@ class TelemetryTest : public DaemonTest {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Telemetry::Stub> telemetry_;
 };
-
-// The value of the sample line `name` exactly (labels included, sorted by name as prometheus-cpp
-// writes them), or nullopt.
-std::optional<double> sample_value(const std::string& exposition, const std::string& name) {
-  std::istringstream in(exposition);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(name + " ", 0) == 0) return std::stod(line.substr(name.size() + 1));
-  }
-  return std::nullopt;
-}
 
 TEST_F(TelemetryTest, MetricsPassPromtoolAndCountTheRequests) {
   classify(5);
