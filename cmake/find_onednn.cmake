@@ -11,7 +11,14 @@ set_property(CACHE TESSERA_ONEDNN PROPERTY STRINGS AUTO ON OFF)
 
 set(TESSERA_HAVE_ONEDNN OFF)
 if(TESSERA_ONEDNN STREQUAL "ON" OR (TESSERA_ONEDNN STREQUAL "AUTO" AND NOT CMAKE_CROSSCOMPILING))
-  find_package(dnnl CONFIG QUIET)
+  # Debian's oneDNN is built with the OpenCL GPU runtime: its config calls find_package(OpenCL
+  # REQUIRED), a fatal error when OpenCL's development files are missing (libdnnl-dev does not
+  # depend on them; tools/setup.sh installs ocl-icd-opencl-dev). Looked for first, so that AUTO
+  # goes on without oneDNN instead of failing the configure.
+  find_package(OpenCL QUIET)
+  if(OpenCL_FOUND OR TESSERA_ONEDNN STREQUAL "ON")
+    find_package(dnnl CONFIG QUIET)
+  endif()
   find_package(OpenMP QUIET COMPONENTS CXX)
   if(dnnl_FOUND AND TARGET DNNL::dnnl AND OpenMP_CXX_FOUND)
     set(TESSERA_HAVE_ONEDNN ON)
@@ -20,6 +27,6 @@ if(TESSERA_ONEDNN STREQUAL "ON" OR (TESSERA_ONEDNN STREQUAL "AUTO" AND NOT CMAKE
     message(FATAL_ERROR "TESSERA_ONEDNN=ON but oneDNN (dnnl CONFIG: ${dnnl_FOUND}) or OpenMP (${OpenMP_CXX_FOUND}) "
                         "was not found; install libdnnl-dev")
   else()
-    message(STATUS "oneDNN: not found; the fp32 host path uses its own GEMM loops")
+    message(STATUS "oneDNN: not found (or OpenCL: ${OpenCL_FOUND}); the fp32 host path uses its own GEMM loops")
   endif()
 endif()

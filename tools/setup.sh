@@ -18,8 +18,10 @@ packages=(
   libturbojpeg0-dev libspng-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libxrt-dev zlib1g-dev libssl-dev
   # oneDNN: the fp32 host path's conv and the benchmarks' int8 reference (cmake/find_onednn.cmake);
-  # optional in the build: the cross builds (armhf has no libdnnl) go without it
-  libdnnl-dev
+  # optional in the build: the cross builds (armhf has no libdnnl) go without it. Debian builds it
+  # with the OpenCL GPU runtime, so its CMake config requires OpenCL's headers and libOpenCL.so
+  # (find_package(OpenCL REQUIRED)), which libdnnl-dev does not depend on
+  libdnnl-dev ocl-icd-opencl-dev
   # the /metrics registry and exposition (the daemon links only its core library)
   prometheus-cpp-dev
   # TLS certificates for the tests (the openssl CLI)
