@@ -27,6 +27,7 @@ if(TESSERA_ONEDNN STREQUAL "ON" OR (TESSERA_ONEDNN STREQUAL "AUTO" AND NOT CMAKE
     message(FATAL_ERROR "TESSERA_ONEDNN=ON but oneDNN (dnnl CONFIG: ${dnnl_FOUND}) or OpenMP (${OpenMP_CXX_FOUND}) "
                         "was not found; install libdnnl-dev")
   else()
-    message(STATUS "oneDNN: not found (or OpenCL: ${OpenCL_FOUND}); the fp32 host path uses its own GEMM loops")
+    message(STATUS "oneDNN: not found (libdnnl-dev, and ocl-icd-opencl-dev for its config); the fp32 host path "
+                   "uses its own GEMM loops")
   endif()
 endif()
