@@ -424,8 +424,10 @@ BitexactCase CaseGenerator::stem_case() {
     g.sw = rng_.chance(0.7) ? 2 : rng_.pick<uint32_t>({1, 2, 3, 4});
     g.dh = rng_.chance(0.85) ? 1 : 2, g.dw = rng_.chance(0.9) ? 1 : 2;
     const uint32_t ekh = (g.kh - 1) * g.dh + 1, ekw = (g.kw - 1) * g.dw + 1;
-    g.pt = rng_.chance(0.5) ? g.kh / 2 : rng_.urange(0, ekh - 1), g.pb = rng_.chance(0.5) ? g.pt : rng_.urange(0, ekh - 1);
-    g.pl = rng_.chance(0.5) ? g.kw / 2 : rng_.urange(0, ekw - 1), g.pr = rng_.chance(0.5) ? g.pl : rng_.urange(0, ekw - 1);
+    g.pt = rng_.chance(0.5) ? g.kh / 2 : rng_.urange(0, ekh - 1);
+    g.pb = rng_.chance(0.5) ? g.pt : rng_.urange(0, ekh - 1);
+    g.pl = rng_.chance(0.5) ? g.kw / 2 : rng_.urange(0, ekw - 1);
+    g.pr = rng_.chance(0.5) ? g.pl : rng_.urange(0, ekw - 1);
     g.pool = rng_.chance(0.6);
     if (g.pool) {
       const bool resnet = rng_.chance(0.5);  // 3x3/2 pad 1

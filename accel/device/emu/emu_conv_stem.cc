@@ -116,7 +116,8 @@ void fill_stem_plane(const ConvShape& s, const StemGeometry& geo, const int8_t* 
   thread_local std::vector<int8_t> line;
   if (line.size() < line_bytes) line.resize(line_bytes);
   const auto first = static_cast<size_t>(std::clamp<int64_t>(s.pad_left, 0, line_bytes));
-  const auto end = static_cast<size_t>(std::clamp<int64_t>(static_cast<int64_t>(s.in_w) + s.pad_left, first, line_bytes));
+  const auto end =
+      static_cast<size_t>(std::clamp<int64_t>(static_cast<int64_t>(s.in_w) + s.pad_left, first, line_bytes));
   std::memset(line.data(), 0, first);
   std::memset(line.data() + end, 0, line_bytes - end);
   for (uint32_t r = 0; r < rows; ++r) {
@@ -177,8 +178,8 @@ void stem_conv_rows(const LayerRun& run, const ConvShape& s, const StemGeometry&
 
 // Pooled rows [pool_begin, pool_end) of every channel of image n: the conv rows their windows
 // read into the thread's scratch, then the max pool from there into the layer's output.
-void stem_pooled_rows(const LayerRun& run, const ConvShape& s, const StemGeometry& geo, uint32_t n,
-                      uint32_t pool_begin, uint32_t pool_end) {
+void stem_pooled_rows(const LayerRun& run, const ConvShape& s, const StemGeometry& geo, uint32_t n, uint32_t pool_begin,
+                      uint32_t pool_end) {
   const abi::LayerDesc& d = run.d;
   const int64_t start = static_cast<int64_t>(pool_begin) * d.pool_stride_h - d.pool_pad_top;
   const auto lo = static_cast<uint32_t>(std::clamp<int64_t>(start, 0, s.conv_h));
