@@ -1,5 +1,5 @@
 // The stem path of kOpConv: a 3-channel conv (ResNet-18's and GoogLeNet's 7x7/2 over RGB) on the
-// kernels' implicit GEMM (emu_kernels.h, ImplicitArgs) with quads formed along the kernel row.
+// kernels' stem GEMM (an implicit GEMM: emu_kernels.h, ImplicitArgs) with quads formed along the kernel row.
 // Channel quads (emu_conv_implicit.cc) pad 3 channels to 4, so a quarter of the MACs multiply
 // zeros; here quad j of channel c holds kernel columns 4j .. 4j + 3 of one kernel row, so a 7x7
 // stem has 2 quads per channel and row (the 8th column's weight zero): 42 quads where channel
@@ -173,7 +173,7 @@ void stem_conv_rows(const LayerRun& run, const ConvShape& s, const StemGeometry&
   args.q = conv_requant(run, 0);
   args.out = out;
   args.out_stride = out_stride;
-  run.kernels.implicit_gemm(args);
+  run.kernels.stem_gemm(args);
 }
 
 // Pooled rows [pool_begin, pool_end) of every channel of image n: the conv rows their windows
@@ -204,7 +204,7 @@ void stem_pooled_rows(const LayerRun& run, const ConvShape& s, const StemGeometr
 }  // namespace
 
 bool conv_uses_stem(const EmuKernels& kernels, const abi::LayerDesc& d) {
-  if (kernels.implicit_gemm == nullptr || kernels.pack == nullptr) return false;
+  if (kernels.stem_gemm == nullptr || kernels.pack == nullptr) return false;
   if (d.groups != 1 || d.in_c != kStemChannels || d.out_c < 4) return false;
   if (d.dilation_w != 1 || (d.stride_w != 1 && d.stride_w != 2 && d.stride_w != 4)) return false;
   return kStemChannels * ((d.kernel_w + 3) / 4) < d.kernel_w;

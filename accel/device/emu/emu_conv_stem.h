@@ -10,7 +10,7 @@
 
 namespace tessera::emu {
 
-// True when the conv runs on the stem path: the kernels have an implicit GEMM, one group of 3
+// True when the conv runs on the stem path: the kernels have a stem GEMM, one group of 3
 // input channels and 4 or more filters, a kernel row whose quads of 4 columns waste less than
 // channel quads (3 * ceil(kernel_w / 4) < kernel_w: 4, 7, 8, 11 wide), column stride 1, 2 or 4
 // and no column dilation.
