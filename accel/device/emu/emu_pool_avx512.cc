@@ -29,21 +29,40 @@ constexpr size_t kGuard = 64;
 TESSERA_AVX512BW inline __mmask64 first_bytes(size_t n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
 
 // line[kGuard + x] = max over rows [begin, end) of src's row x, for x < in_w (-128 when the
-// span is empty), and -128 in the rest of the line's `pitch` bytes (a multiple of 64).
-TESSERA_AVX512BW void column_max(const int8_t* src, uint32_t in_w, int32_t begin, int32_t end, int8_t* line,
-                                 size_t pitch) {
+// span is empty); the guards around the columns are left as they are.
+TESSERA_AVX512BW void column_max(const int8_t* src, uint32_t in_w, int32_t begin, int32_t end, int8_t* line) {
   const __m512i lowest = _mm512_set1_epi8(INT8_MIN);
-  _mm512_storeu_si512(line, lowest);
-  for (size_t x = kGuard + in_w; x < pitch; x += 64) {
-    _mm512_mask_storeu_epi8(line + x, first_bytes(pitch - x), lowest);
-  }
   for (size_t x = 0; x < in_w; x += 64) {
-    const __mmask64 mask = first_bytes(in_w - x);
+    const size_t n = in_w - x;
     __m512i v = lowest;
+    // Plain loads and stores for whole steps: masked stores cost more on some cores.
+    if (n >= 64) {
+      for (int32_t y = begin; y < end; ++y) {
+        v = _mm512_max_epi8(v, _mm512_loadu_si512(src + static_cast<size_t>(y) * in_w + x));
+      }
+      _mm512_storeu_si512(line + kGuard + x, v);
+      continue;
+    }
+    const __mmask64 mask = first_bytes(n);
     for (int32_t y = begin; y < end; ++y) {
       v = _mm512_max_epi8(v, _mm512_maskz_loadu_epi8(mask, src + static_cast<size_t>(y) * in_w + x));
     }
     _mm512_mask_storeu_epi8(line + kGuard + x, mask, v);
+  }
+}
+
+// 32 int16 lanes (low bytes of words) -> 32 bytes, stored at out (the first n <= 32): a pack and
+// a lane permute (GCC folds vpmovwb into a store, slow on some cores); the words are int8
+// values, so the pack's saturation never applies. (Zero-masked forms with every lane selected:
+// GCC 12's unmasked ones trip -Wmaybe-uninitialized.)
+TESSERA_AVX512BW inline void store_words(__m512i v, size_t n, int8_t* out) {
+  const __m512i packed = _mm512_maskz_permutexvar_epi64(__mmask8{0xFF}, _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7),
+                                                        _mm512_packs_epi16(v, v));
+  const __m256i bytes = _mm512_maskz_extracti64x4_epi64(__mmask8{0xF}, packed, 0);
+  if (n >= 32) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), bytes);
+  } else {
+    _mm256_mask_storeu_epi8(out, static_cast<__mmask32>(first_bytes(n)), bytes);
   }
 }
 
@@ -65,10 +84,7 @@ TESSERA_AVX512BW void row_max(const int8_t* line, const MaxPoolArgs& a, int8_t* 
       const __m512i words = _mm512_loadu_si512(base + 2 * x + kx);
       v = _mm512_max_epi16(v, _mm512_srai_epi16(_mm512_slli_epi16(words, 8), 8));
     }
-    const size_t left = a.out_w - x;
-    // Narrowed in a register, then stored (vpmovwb straight to memory is slow on some cores).
-    _mm256_mask_storeu_epi8(out + x, static_cast<__mmask32>(first_bytes(left < 32 ? left : 32)),
-                            _mm512_maskz_cvtepi16_epi8(~__mmask32{0}, v));
+    store_words(v, a.out_w - x, out + x);
   }
 }
 
@@ -81,14 +97,20 @@ TESSERA_AVX512BW bool max_pool_avx512(const MaxPoolArgs& a) {
   // for them to retire, which on a line at a time stalled every load.
   const size_t span = a.in_w > a.stride_w * a.out_w + a.w ? a.in_w : a.stride_w * a.out_w + a.w;
   const size_t pitch = (kGuard + span + 64 + 63) / 64 * 64;
+  // The guards stay from the call before when the lines have the same layout (a layer's
+  // channels, one after another): column_max writes only the columns.
   thread_local std::vector<int8_t> lines;
-  if (lines.size() < pitch * a.out_h) lines.resize(pitch * a.out_h);
+  thread_local size_t lines_pitch = 0, lines_in_w = 0;
+  if (pitch != lines_pitch || a.in_w != lines_in_w || lines.size() < pitch * a.out_h) {
+    lines.assign(pitch * a.out_h, INT8_MIN);
+    lines_pitch = pitch, lines_in_w = a.in_w;
+  }
   for (uint32_t oy = 0; oy < a.out_h; ++oy) {
     const int32_t start = static_cast<int32_t>(oy * a.stride_h) - static_cast<int32_t>(a.pad_top);
     const int32_t begin = start > 0 ? start : 0;
     const int32_t stop = start + static_cast<int32_t>(a.h);
     const int32_t end = stop < static_cast<int32_t>(a.in_h) ? stop : static_cast<int32_t>(a.in_h);
-    column_max(a.src, a.in_w, begin, end, lines.data() + oy * pitch, pitch);
+    column_max(a.src, a.in_w, begin, end, lines.data() + oy * pitch);
   }
   for (uint32_t oy = 0; oy < a.out_h; ++oy)
     row_max(lines.data() + oy * pitch, a, a.dst + static_cast<size_t>(oy) * a.out_w);
