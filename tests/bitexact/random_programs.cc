@@ -412,6 +412,36 @@ BitexactCase CaseGenerator::quad_case() {
   }
 }
 
+BitexactCase CaseGenerator::stem_case() {
+  for (;;) {
+    ProgramBuilder b(rng_);
+    const Slice in = b.tensor(3, rng_.urange(5, 61), rng_.urange(5, 91));
+    ConvChoice g = random_conv_choice(rng_, 3);
+    g.groups = 1, g.out_c = rng_.chance(0.3) ? 64 : rng_.urange(4, 70);
+    g.kh = rng_.chance(0.6) ? 7 : rng_.urange(1, 11);
+    g.kw = rng_.chance(0.6) ? 7 : rng_.pick<uint32_t>({3, 4, 5, 8, 11});
+    g.sh = rng_.chance(0.6) ? 2 : rng_.urange(1, 4);
+    g.sw = rng_.chance(0.7) ? 2 : rng_.pick<uint32_t>({1, 2, 3, 4});
+    g.dh = rng_.chance(0.85) ? 1 : 2, g.dw = rng_.chance(0.9) ? 1 : 2;
+    const uint32_t ekh = (g.kh - 1) * g.dh + 1, ekw = (g.kw - 1) * g.dw + 1;
+    g.pt = rng_.chance(0.5) ? g.kh / 2 : rng_.urange(0, ekh - 1);
+    g.pb = rng_.chance(0.5) ? g.pt : rng_.urange(0, ekh - 1);
+    g.pl = rng_.chance(0.5) ? g.kw / 2 : rng_.urange(0, ekw - 1);
+    g.pr = rng_.chance(0.5) ? g.pl : rng_.urange(0, ekw - 1);
+    g.pool = rng_.chance(0.6);
+    if (g.pool) {
+      const bool resnet = rng_.chance(0.5);  // 3x3/2 pad 1
+      g.ph = resnet ? 3 : rng_.urange(1, 3), g.pw = resnet ? 3 : rng_.urange(1, 3);
+      g.psh = resnet ? 2 : rng_.urange(1, 3), g.psw = resnet ? 2 : rng_.urange(1, 3);
+      g.ppt = resnet ? 1 : rng_.urange(0, g.ph - 1), g.ppb = resnet ? 1 : rng_.urange(0, g.ph - 1);
+      g.ppl = resnet ? 1 : rng_.urange(0, g.pw - 1), g.ppr = resnet ? 1 : rng_.urange(0, g.pw - 1);
+      g.extra_h = rng_.chance(0.15) ? 1 : 0, g.extra_w = rng_.chance(0.15) ? 1 : 0;
+    }
+    const std::optional<Slice> out = b.conv(in, g);
+    if (out) return b.finish("stem", in, *out, rng_.urange(1, 3));
+  }
+}
+
 BitexactCase CaseGenerator::depthwise_case() {
   for (;;) {
     ProgramBuilder b(rng_);

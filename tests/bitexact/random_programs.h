@@ -62,6 +62,11 @@ class CaseGenerator {
   // kernels 3x3, 5x5, 1x3 and 3x1, stride 1 or 2, padding 0-2, dilation 1 or 2, sometimes a
   // fused max pool, batch 1-3.
   BitexactCase depthwise_case();
+  // A conv over 3 input channels, mostly a 7x7 stride-2 stem, on maps of odd sizes up to 61x91,
+  // often with a fused max pool (3x3/2 and others, some with an extra output row or column):
+  // the emulator's stem path (quads of 4 kernel columns, the pool per task) on AVX-512 VNNI for
+  // 4-, 7-, 8- and 11-wide kernels at column stride 1, 2 or 4; the others take the GEMM paths.
+  BitexactCase stem_case();
   BitexactCase pool_case();
   BitexactCase add_case();
   // conv (+ fused pool) -> depthwise -> two convs into one concat tensor -> pool -> 1x1 conv ->

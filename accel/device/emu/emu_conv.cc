@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "accel/device/emu/emu_conv_shape.h"
+#include "accel/device/emu/emu_conv_stem.h"
 
 namespace tessera::emu {
 namespace {
@@ -173,6 +174,7 @@ size_t conv_scratch_bytes(const abi::LayerDesc& d) {
 bool conv_uses_gemm(const abi::LayerDesc& d) { return d.out_c / d.groups >= kMinGemmChannels; }
 
 size_t packed_conv_words(const EmuKernels& kernels, const abi::LayerDesc& d) {
+  if (conv_uses_stem(kernels, d)) return packed_stem_words(d);
   if (conv_uses_implicit(kernels, d)) {
     const uint32_t taps = d.kernel_h * d.kernel_w, per_tap = (d.in_c / d.groups + 3) / 4;
     return d.groups * packed_quad_words(d.out_c / d.groups, 4 * taps * per_tap);
@@ -182,6 +184,7 @@ size_t packed_conv_words(const EmuKernels& kernels, const abi::LayerDesc& d) {
 }
 
 void pack_conv_weights(const EmuKernels& kernels, const abi::LayerDesc& d, const int8_t* weights, int32_t* packed) {
+  if (conv_uses_stem(kernels, d)) return pack_stem_weights(d, weights, packed);
   if (conv_uses_implicit(kernels, d)) {
     const uint32_t m = d.out_c / d.groups, channels = d.in_c / d.groups, taps = d.kernel_h * d.kernel_w;
     const size_t words = packed_quad_words(m, 4 * taps * ((channels + 3) / 4));
@@ -201,6 +204,7 @@ void pack_conv_weights(const EmuKernels& kernels, const abi::LayerDesc& d, const
 
 bool run_conv(const LayerRun& run) {
   const ConvShape s = make_conv_shape(run.d);
+  if (s.conv_plane != 0 && conv_uses_stem(run.kernels, run.d)) return run_stem_path(run, s);  // pool included
   // Without conv output there is nothing to compute; a fused pool still writes -128 (windows
   // with no valid position).
   const bool computed = s.conv_plane == 0                        ? true

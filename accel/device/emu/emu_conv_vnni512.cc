@@ -397,6 +397,8 @@ const EmuKernels* vnni512_kernels() {
     k.implicit_gemm = &implicit_vnni512;
     k.add_row = &add_row_avx512;
     k.max_row = &max_row_avx512;
+    k.max_pool = max_pool_vnni512();
+    k.stem_gemm = stem_gemm_vnni512();
     return &k;
   }();
   return kernels;

@@ -94,6 +94,25 @@ inline size_t packed_quad_words(uint32_t m, uint32_t k) { return static_cast<siz
 // (unsigned), and adding this word back makes each sum exactly sum w * x modulo 2^32.
 void pack_weights_quads(const int8_t* weights, uint32_t m, uint32_t k, int32_t* packed);
 
+// The stem path's GEMM (emu_conv_stem.cc): an implicit GEMM (ImplicitArgs) with 3 quads per tap.
+using StemGemmFn = void (*)(const ImplicitArgs& args);
+// The AVX-512 VNNI one (emu_conv_stem_vnni512.cc), null off x86-64.
+StemGemmFn stem_gemm_vnni512();
+
+// One channel plane's max pool (kOpPool max and the fused pools): dst[oy][ox] = max of src over
+// the window's in-range positions (-128 where none), src in_h x in_w, dst out_h x out_w.
+struct MaxPoolArgs {
+  const int8_t* src;
+  uint32_t in_h, in_w;
+  uint32_t h, w, stride_h, stride_w, pad_top, pad_left;
+  int8_t* dst;
+  uint32_t out_h, out_w;
+};
+// A version's max pool; false: it does not take this geometry (the portable loops run instead).
+using MaxPoolFn = bool (*)(const MaxPoolArgs& args);
+// The AVX-512 one (column strides 1 and 2; emu_pool_avx512.cc), null off x86-64.
+MaxPoolFn max_pool_vnni512();
+
 // The selected implementation's entry points.
 struct EmuKernels {
   const char* id;    // TESSERA_EMU_KERNELS' value: "avx512-vnni" | "avx-vnni" | "avx2" | "neon-dot" | "neon" | "scalar"
@@ -123,6 +142,10 @@ struct EmuKernels {
   // The implicit GEMM (ImplicitArgs), or null where the version has none: the conv then takes
   // im2col + gemm.
   void (*implicit_gemm)(const ImplicitArgs& args) = nullptr;
+  // The stem path's GEMM, or null: 3-channel convs take the other paths.
+  StemGemmFn stem_gemm = nullptr;
+  // A whole plane's max pool (MaxPoolArgs), or null: max_pool_plane's row loops over max_row.
+  MaxPoolFn max_pool = nullptr;
 };
 
 const EmuKernels& scalar_kernels();

@@ -44,6 +44,9 @@ void average_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t i
 
 void max_pool_plane(const EmuKernels& kernels, const int8_t* src, uint32_t in_h, uint32_t in_w, const PoolWindow& win,
                     int8_t* dst, uint32_t out_h, uint32_t out_w) {
+  const MaxPoolArgs args{src,          in_h,        in_w,         win.h, win.w, win.stride_h,
+                         win.stride_w, win.pad_top, win.pad_left, dst,   out_h, out_w};
+  if (kernels.max_pool != nullptr && kernels.max_pool(args)) return;
   // Column maxima of a window's rows (readable 32 bytes past in_w: copy_stride2's last step).
   thread_local std::vector<int8_t> column_max, gathered;
   column_max.resize(in_w + 32);
