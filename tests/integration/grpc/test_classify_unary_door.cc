@@ -62,6 +62,7 @@ class ClassifyUnaryDoorTest : public ::testing::Test {
 TEST_F(ClassifyUnaryDoorTest, MoreCallsThanThreadsWaitTogetherAndLeaveAsOneBatch) {
   start(6, 16);
   std::vector<std::future<GrpcAnswer>> calls;
+  calls.reserve(6);
   for (int i = 0; i < 6; ++i) calls.push_back(classify_async("door-" + std::to_string(i)));
   for (int i = 0; i < 6; ++i) {
     ASSERT_EQ(calls[static_cast<size_t>(i)].wait_for(15s), std::future_status::ready);
