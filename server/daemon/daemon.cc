@@ -44,10 +44,6 @@ constexpr std::chrono::milliseconds kFlushGrace{250};
 // begun, so draining refuses calls itself first (UNAVAILABLE, never admitted) and shuts gRPC down
 // (GOAWAY) only when no call has come for this long.
 constexpr std::chrono::milliseconds kGrpcQuiet{200};
-// Classify's completion queues, one thread each: one per 4 cores. Each waiting thread is one more
-// gRPC poller that the callback API's threads hand the poll to and must then wake, so on 2 cores
-// one thread was faster than two for unary and did not slow ClassifyStream (two did; measured).
-unsigned classify_unary_threads() { return std::max(1u, std::thread::hardware_concurrency() / 4); }
 
 }  // namespace
 
@@ -224,7 +220,7 @@ void Daemon::start_telemetry_and_queue() {
 }
 
 Status Daemon::start_grpc(const Startup& startup) {
-  classifier_ = std::make_unique<ClassifierService>(*models_, *admission_, classify_unary_threads());
+  classifier_ = std::make_unique<ClassifierService>(*models_, *admission_);
   kserve::SharedMemoryLimits shm_limits;
   shm_limits.allowed = options_.allow_client_shm;
   shm_limits.max_regions = static_cast<size_t>(options_.shm_max_regions);
@@ -244,8 +240,8 @@ Status Daemon::start_grpc(const Startup& startup) {
       static_cast<int>(std::min<int64_t>(options_.max_image_bytes + kGrpcHeadroomBytes, INT_MAX));
   grpc_options.max_concurrent_streams = options_.grpc_max_concurrent_streams;
   grpc_options.credentials = token_checked_credentials(grpc_core_server_credentials(startup.tls), tokens_.get());
-  TESSERA_ASSIGN_OR_RETURN(grpc_, GrpcServer::start(grpc_options, {classifier_.get(), telemetry_.get(), kserve_.get()},
-                                                    {&classifier_->unary_door()}));
+  TESSERA_ASSIGN_OR_RETURN(grpc_,
+                           GrpcServer::start(grpc_options, {classifier_.get(), telemetry_.get(), kserve_.get()}));
   return Status::ok();
 }
 

@@ -11,8 +11,29 @@
 
 namespace tessera {
 
-ClassifierService::ClassifierService(ModelRepository& models, Admission& admission, unsigned unary_threads)
-    : models_(models), admission_(admission), unary_door_(*this, admission, unary_threads) {}
+ClassifierService::ClassifierService(ModelRepository& models, Admission& admission)
+    : models_(models), admission_(admission) {}
+
+grpc::ServerUnaryReactor* ClassifierService::Classify(grpc::CallbackServerContext* context,
+                                                      const v1::ClassifyRequest* request,
+                                                      v1::ClassifyResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // The call keeps `request` until it is finished, so the job may point into it.
+  Admitted admitted = admission_.admit(admission_request(context, *request, "grpc"));
+  if (!admitted) {
+    reactor->Finish(to_grpc_status(admitted.status()));
+    return reactor;
+  }
+  response->set_model(admitted->model->name());
+  response->set_model_version(admitted->model->version);
+  response->set_request_id(admitted.request_id());
+  admitted->done = [reactor, response](Result<ClassifyResult> result) {
+    if (result) fill_response(*result, *response);
+    reactor->Finish(result ? grpc::Status::OK : to_grpc_status(result.status()));
+  };
+  admission_.submit(std::move(admitted));
+  return reactor;
+}
 
 grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifierService::ClassifyStream(
     grpc::CallbackServerContext* context) {

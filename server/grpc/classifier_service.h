@@ -4,25 +4,22 @@
 #include <grpcpp/grpcpp.h>
 
 #include "server/batching/admission.h"
-#include "server/grpc/classify_unary.h"
 #include "tessera/v1/classifier.grpc.pb.h"
 
 namespace tessera {
 
 class ModelRepository;
 
-// Classify runs on the async API's queues of `unary_door()` (classify_unary.h): admission and the
-// queue on the thread that polled the call; whoever answers the job finishes the RPC.
-// ClassifyStream hands each message of a stream to admission and the queue the same way
-// (classify_stream.h). ListModels and the repository calls answer inline (callback API).
-class ClassifierService final : public ClassifierBase {
+// Classify hands the request to admission and the queue and returns its reactor at once; the
+// worker's callback fills the response and finishes the RPC. ClassifyStream does the same per
+// message of a stream (classify_stream.h). ListModels and the repository calls answer inline.
+class ClassifierService final : public v1::Classifier::CallbackService {
  public:
   // `admission` is the daemon's, shared with every other door; it must outlive the service.
-  // `unary_threads`: Classify's completion queues, one thread each.
-  ClassifierService(ModelRepository& models, Admission& admission, unsigned unary_threads);
+  ClassifierService(ModelRepository& models, Admission& admission);
 
-  // Classify's queues: the server that registers this service must be given this door too.
-  GrpcQueueDoor& unary_door() { return unary_door_; }
+  grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context, const v1::ClassifyRequest* request,
+                                     v1::ClassifyResponse* response) override;
   grpc::ServerBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* ClassifyStream(
       grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context, const v1::ListModelsRequest* request,
@@ -38,7 +35,6 @@ class ClassifierService final : public ClassifierBase {
  private:
   ModelRepository& models_;
   Admission& admission_;
-  ClassifyUnaryDoor unary_door_;
 };
 
 }  // namespace tessera

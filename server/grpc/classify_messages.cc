@@ -4,7 +4,7 @@
 
 namespace tessera {
 
-AdmissionRequest admission_request(grpc::ServerContextBase* context, const v1::ClassifyRequest& request,
+AdmissionRequest admission_request(grpc::CallbackServerContext* context, const v1::ClassifyRequest& request,
                                    const char* via) {
   AdmissionRequest admission;
   admission.via = via;

@@ -12,9 +12,8 @@
 namespace tessera {
 
 // The request as admission wants it; it points into `request`, which must outlive the job.
-// Refusals log the image's size; the call's deadline and cancellation go with the job (an async
-// API call's context must have AsyncNotifyWhenDone set for IsCancelled to answer).
-AdmissionRequest admission_request(grpc::ServerContextBase* context, const v1::ClassifyRequest& request,
+// Refusals log the image's size; the call's deadline and cancellation go with the job.
+AdmissionRequest admission_request(grpc::CallbackServerContext* context, const v1::ClassifyRequest& request,
                                    const char* via);
 
 // The answer's wire form: classes, timing, batch size, energy.

@@ -15,8 +15,7 @@ std::string join_host_port(const std::string& host, int port) {
 }
 
 Result<std::unique_ptr<GrpcServer>> GrpcServer::start(const GrpcServerOptions& options,
-                                                      const std::vector<grpc::Service*>& services,
-                                                      const std::vector<GrpcQueueDoor*>& doors) {
+                                                      const std::vector<grpc::Service*>& services) {
   const std::string address = join_host_port(options.host, options.port);
   // grpc.health.v1.Health (SERVING until drain) and server reflection (grpcurl, Postman, ...):
   // both process-wide switches read when the builder builds.
@@ -31,16 +30,11 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::start(const GrpcServerOptions& o
   // Without this a second daemon on the same port would silently share it (SO_REUSEPORT).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
-  for (GrpcQueueDoor* door : doors) door->add_queues(builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || bound_port == 0) {
-    if (server) server->Shutdown();
-    for (GrpcQueueDoor* door : doors) door->stop_polling();
     return Status::unavailable("gRPC cannot listen on " + address + " (is the port in use?)");
   }
-  for (GrpcQueueDoor* door : doors) door->start_polling();
-  std::unique_ptr<GrpcServer> grpc_server(
-      new GrpcServer(std::move(server), bound_port, options.health_services, doors));
+  std::unique_ptr<GrpcServer> grpc_server(new GrpcServer(std::move(server), bound_port, options.health_services));
   grpc_server->set_serving(true);
   return grpc_server;
 }
@@ -52,10 +46,7 @@ void GrpcServer::set_serving(bool serving) {
   }
 }
 
-GrpcServer::~GrpcServer() {
-  shutdown(std::chrono::milliseconds(0));
-  for (GrpcQueueDoor* door : doors_) door->stop_polling();
-}
+GrpcServer::~GrpcServer() { shutdown(std::chrono::milliseconds(0)); }
 
 void GrpcServer::shutdown(std::chrono::milliseconds grace) {
   if (shut_down_) return;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "accel/common/status.h"
-#include "server/grpc/queue_door.h"
 
 namespace tessera {
 
@@ -26,11 +25,8 @@ struct GrpcServerOptions {
 // A started grpc::Server serving the given services (which must outlive it).
 class GrpcServer {
  public:
-  // `doors` serve some of the services' methods on queues of their own (queue_door.h); they
-  // must outlive the server, which stops their polling when it is destroyed.
   static Result<std::unique_ptr<GrpcServer>> start(const GrpcServerOptions& options,
-                                                   const std::vector<grpc::Service*>& services,
-                                                   const std::vector<GrpcQueueDoor*>& doors = {});
+                                                   const std::vector<grpc::Service*>& services);
   ~GrpcServer();
 
   // The bound port (the real one when options.port was 0).
@@ -39,22 +35,16 @@ class GrpcServer {
   // NOT_SERVING (draining).
   void set_serving(bool serving);
   // Stops accepting calls and waits for running ones, cancelling those still running after
-  // `grace`. Idempotent. The doors poll on until the server is destroyed: a call they took may
-  // still be answered (Finish) after this, by the batcher's last answers.
+  // `grace`. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
 
  private:
-  GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::vector<std::string> health_services,
-             std::vector<GrpcQueueDoor*> doors)
-      : server_(std::move(server)),
-        port_(port),
-        health_services_(std::move(health_services)),
-        doors_(std::move(doors)) {}
+  GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::vector<std::string> health_services)
+      : server_(std::move(server)), port_(port), health_services_(std::move(health_services)) {}
 
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::vector<std::string> health_services_;
-  std::vector<GrpcQueueDoor*> doors_;
   bool shut_down_ = false;
 };
 
