@@ -137,8 +137,9 @@ std::unique_ptr<BenchSender> make_sender(const BenchArgs& args, const BenchRunSh
     return shape.stream ? make_kserve_stream_sender(args.connection, channel, options, *plan, shape.slots)
                         : make_kserve_grpc_sender(args.connection, channel, options, *plan);
   }
-  return shape.stream ? make_stream_sender(args.connection, channel, options, shape.slots)
-                      : make_unary_sender(args.connection, channel, options);
+  if (shape.stream) return make_stream_sender(args.connection, channel, options, shape.slots);
+  return args.grpc_client == "callback" ? make_unary_sender(args.connection, channel, options)
+                                        : make_unary_queue_sender(args.connection, channel, options);
 }
 
 // Writes the CSV (when asked) and prints the report; the exit code.
@@ -192,6 +193,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchArgs& args) {
          "--mode", args.mode,
          "unary: Classify (KServe: ModelInfer) calls; stream: ClassifyStream (KServe: ModelStreamInfer; gRPC only)")
       ->check(CLI::IsMember({"unary", "stream"}))
+      ->capture_default_str();
+  cmd->add_option("--grpc-client", args.grpc_client,
+                  "Unary Classify's client: queue (a completion queue the sending thread polls; no hand-off "
+                  "between threads) or callback (gRPC's callback API, answers on gRPC's threads)")
+      ->check(CLI::IsMember({"queue", "callback"}))
       ->capture_default_str();
   cmd->add_option("--top-k", args.top_k, "Classes asked per image")
       ->check(CLI::Range(1u, 100000u))

@@ -220,6 +220,19 @@ bool BenchLoad::issue(unsigned slot, Clock::time_point now) {
   return sent;
 }
 
+bool BenchLoad::wait_until(std::unique_lock<std::mutex>& lock, Clock::time_point deadline,
+                           const std::function<bool()>& done) {
+  if (!sender_.polled()) return state_->cv.wait_until(lock, deadline, done);
+  // The answers come from poll(), which takes the lock (record_answer): poll without it.
+  while (!done()) {
+    if (Clock::now() >= deadline) return false;
+    lock.unlock();
+    sender_.poll(deadline);
+    lock.lock();
+  }
+  return true;
+}
+
 bool BenchLoad::should_stop(Clock::time_point now) {
   if (interrupted()) return true;
   if (now >= timeline_.measure_end) return true;
@@ -234,8 +247,7 @@ void BenchLoad::run_closed_loop() {
     std::optional<unsigned> slot;
     {
       std::unique_lock lock(state_->mu);
-      state_->cv.wait_until(lock, Clock::now() + std::chrono::milliseconds(50),
-                            [&] { return !state_->free_slots.empty(); });
+      wait_until(lock, Clock::now() + std::chrono::milliseconds(50), [&] { return !state_->free_slots.empty(); });
       if (!state_->free_slots.empty()) {
         slot = state_->free_slots.back();
         state_->free_slots.pop_back();
@@ -261,8 +273,7 @@ void BenchLoad::run_open_loop() {
     {
       std::unique_lock lock(state_->mu);
       // Wakes at least every 100 ms to notice Ctrl-C and the end of the run.
-      state_->cv.wait_until(lock, std::min(next, Clock::now() + std::chrono::milliseconds(100)),
-                            [&] { return interrupted(); });
+      wait_until(lock, std::min(next, Clock::now() + std::chrono::milliseconds(100)), [&] { return interrupted(); });
     }
     const Clock::time_point now = Clock::now();
     if (should_stop(now)) break;
@@ -285,7 +296,7 @@ void BenchLoad::drain() {
   const Clock::time_point drain_deadline = Clock::now() + seconds_to_us(args_.timeout_s) + std::chrono::seconds(2);
   finished_ = sender_.finish(drain_deadline);
   std::unique_lock lock(state_->mu);
-  drained_ = state_->cv.wait_until(lock, drain_deadline, [&] { return state_->outstanding == 0; });
+  drained_ = wait_until(lock, drain_deadline, [&] { return state_->outstanding == 0; });
 }
 
 BenchRecord BenchLoad::record() const {

@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -67,6 +69,10 @@ class BenchLoad {
   // Sends the next image on `slot`; false when the slot's stream has ended.
   bool issue(unsigned slot, std::chrono::steady_clock::time_point now);
   bool should_stop(std::chrono::steady_clock::time_point now);
+  // Waits (`lock` on the state's mutex) until `done` or `deadline`; with a polled sender it runs
+  // the answers meanwhile. Returns done().
+  bool wait_until(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
+                  const std::function<bool()>& done);
   void run_closed_loop();
   void run_open_loop();
   void drain();

@@ -1,9 +1,11 @@
 #include "client/commands/bench_senders.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,73 @@ class UnarySender : public BenchSender {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Classifier::Stub> stub_;
   BenchCallOptions options_;
+};
+
+// Unary calls on a completion queue that only poll() drives: the answer runs on the thread that
+// sends the next request (as Triton's perf_analyzer does), so the bench adds no hand-off of its
+// own between gRPC's thread and the sender's.
+class UnaryQueueSender : public BenchSender {
+ public:
+  UnaryQueueSender(const Connection& connection, std::shared_ptr<grpc::Channel> channel, BenchCallOptions options)
+      : connection_(connection),
+        channel_(std::move(channel)),
+        stub_(v1::Classifier::NewStub(channel_)),
+        options_(std::move(options)) {}
+
+  ~UnaryQueueSender() override {
+    // Calls still in flight (the drain timed out) are cancelled and their tags drained.
+    for (Call* call : calls_) call->context.TryCancel();
+    queue_.Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (queue_.Next(&tag, &ok)) delete static_cast<Call*>(tag);
+  }
+
+  bool send(unsigned, const std::string& request_id, const BenchImage& image, BenchDone done) override {
+    auto* call = new Call;
+    prepare_context(call->context, connection_, options_.timeout);
+    call->request.set_model(options_.model);
+    call->request.set_image(image.bytes);
+    call->request.set_top_k(options_.top_k);
+    call->request.set_request_id(request_id);
+    call->done = std::move(done);
+    call->reader = stub_->AsyncClassify(&call->context, call->request, &queue_);
+    call->reader->Finish(&call->response, &call->status, call);
+    calls_.insert(call);
+    return true;
+  }
+
+  bool finish(std::chrono::steady_clock::time_point) override { return true; }
+  bool polled() const override { return true; }
+
+  void poll(std::chrono::steady_clock::time_point deadline) override {
+    void* tag = nullptr;
+    bool ok = false;
+    // gRPC takes system_clock deadlines only.
+    const auto until = std::chrono::system_clock::now() + std::max(deadline - std::chrono::steady_clock::now(),
+                                                                   std::chrono::steady_clock::duration::zero());
+    if (queue_.AsyncNext(&tag, &ok, until) != grpc::CompletionQueue::GOT_EVENT) return;
+    std::unique_ptr<Call> call(static_cast<Call*>(tag));
+    calls_.erase(call.get());
+    // A unary Finish tag always comes back ok; its status says how the call went.
+    call->done(call->status, call->status.ok() ? &call->response : nullptr);
+  }
+
+ private:
+  struct Call {
+    grpc::ClientContext context;
+    v1::ClassifyRequest request;
+    v1::ClassifyResponse response;
+    grpc::Status status;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<v1::ClassifyResponse>> reader;
+    BenchDone done;
+  };
+  Connection connection_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Classifier::Stub> stub_;
+  BenchCallOptions options_;
+  grpc::CompletionQueue queue_;
+  std::set<Call*> calls_;  // in flight; send() and poll() run on the load's one thread
 };
 
 // One ClassifyStream: a write queue (one write in flight at a time, as the reactor API wants),
@@ -203,6 +272,11 @@ class StreamSender : public BenchSender {
 std::unique_ptr<BenchSender> make_unary_sender(const Connection& connection, std::shared_ptr<grpc::Channel> channel,
                                                BenchCallOptions options) {
   return std::make_unique<UnarySender>(connection, std::move(channel), std::move(options));
+}
+
+std::unique_ptr<BenchSender> make_unary_queue_sender(const Connection& connection,
+                                                     std::shared_ptr<grpc::Channel> channel, BenchCallOptions options) {
+  return std::make_unique<UnaryQueueSender>(connection, std::move(channel), std::move(options));
 }
 
 std::unique_ptr<BenchSender> make_stream_sender(const Connection& connection, std::shared_ptr<grpc::Channel> channel,

@@ -35,6 +35,11 @@ class BenchSender {
   // Ends the calls in flight: streams are half-closed and awaited until `deadline`, then
   // cancelled. Returns false when something still did not finish.
   virtual bool finish(std::chrono::steady_clock::time_point deadline) = 0;
+  // True when answers come only from poll() (a completion queue the load's own thread drives):
+  // the load then polls where it would wait, and no thread hands an answer to another.
+  virtual bool polled() const { return false; }
+  // Runs the `done` of answers that have arrived, waiting for one until `deadline`.
+  virtual void poll(std::chrono::steady_clock::time_point /*deadline*/) {}
 };
 
 struct BenchCallOptions {
@@ -43,8 +48,12 @@ struct BenchCallOptions {
   std::chrono::microseconds timeout{10'000'000};  // per unary call
 };
 
+// Unary Classify on gRPC's callback API: answers on gRPC's threads.
 std::unique_ptr<BenchSender> make_unary_sender(const Connection& connection, std::shared_ptr<grpc::Channel> channel,
                                                BenchCallOptions options);
+// Unary Classify on a completion queue of its own, which the load's thread polls (polled()).
+std::unique_ptr<BenchSender> make_unary_queue_sender(const Connection& connection,
+                                                     std::shared_ptr<grpc::Channel> channel, BenchCallOptions options);
 // KServe: ModelInfer asking `plan`'s output for the top options.top_k classes. The answers come to
 // `done` in tessera.v1's shape without timing.
 std::unique_ptr<BenchSender> make_kserve_grpc_sender(const Connection& connection,

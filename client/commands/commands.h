@@ -45,6 +45,7 @@ struct BenchArgs {
   double warmup_s = 0;
   double max_seconds = 600;  // hard cap on the measured phase
   std::string mode = "unary";
+  std::string grpc_client = "queue";  // unary tessera.v1: "queue" (polled by the sender) or "callback"
   unsigned top_k = 1;
   double timeout_s = 10;  // per-request deadline
   double window_s = 1;

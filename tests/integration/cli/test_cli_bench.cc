@@ -119,6 +119,23 @@ TEST_F(CliBenchTest, FixedSpacingSendsTheRequestedCount) {
   EXPECT_GE(r["elapsed_s"].get<double>(), 0.2);
 }
 
+// Unary Classify from either client: the completion queue the sender polls (the default) and
+// gRPC's callback API; closed loop with several in flight, and open loop.
+TEST_F(CliBenchTest, BothUnaryClientsAnswerEveryRequest) {
+  for (const char* client : {"queue", "callback"}) {
+    const json closed =
+        bench({"--images", TESSERA_FMNIST_DIR, "--requests", "30", "--concurrency", "3", "--grpc-client", client});
+    ASSERT_TRUE(closed.is_object()) << client;
+    EXPECT_EQ(closed["requests"]["ok"], 30) << client;
+    EXPECT_EQ(closed["requests"]["unanswered"], 0) << client;
+    expect_ordered_percentiles(closed["latency_ms"]);
+    const json open =
+        bench({"--images", TESSERA_FMNIST_DIR, "--rate", "200", "--requests", "20", "--grpc-client", client});
+    ASSERT_TRUE(open.is_object()) << client;
+    EXPECT_EQ(open["requests"]["ok"], 20) << client;
+  }
+}
+
 TEST_F(CliBenchTest, StreamModeUsesClassifyStream) {
   const json r = bench({"--images", TESSERA_FMNIST_DIR, "--mode", "stream", "--concurrency", "3", "--requests", "30"});
   ASSERT_TRUE(r.is_object());
