@@ -69,6 +69,7 @@ bool run_gemm_path(const LayerRun& run, const ConvShape& s) {
 constexpr size_t kSourceBudget = 192 * 1024;
 
 bool run_implicit_path(const LayerRun& run, const ConvShape& s) {
+  if (conv_uses_stacked(s, run.batch)) return run_stacked_path(run, s);
   const ImplicitGeometry geo = implicit_geometry(s);
   const uint32_t threads = run.pool.size();
   const uint32_t units = run.batch * s.groups;

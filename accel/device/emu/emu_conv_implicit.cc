@@ -13,19 +13,14 @@
 #include <vector>
 
 #include "accel/device/emu/emu_conv_shape.h"
+#include "accel/device/emu/emu_quad_source.h"
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
 
 namespace tessera::emu {
-namespace {
 
-// Extra virtual pixels past the last row: the last 16-pixel step reads up to 15 pixels past the
-// task's pixels plus the largest column offset (< kMaxKernel * kMaxDilation).
-constexpr uint32_t kSlackPixels = 16 + abi::kMaxKernel * abi::kMaxDilation + 16;
-
-// out[4 * j + b] = rows[b][j] ^ 0x80 for j < n; reads and writes nothing past n.
 void interleave4(const int8_t* const rows[4], size_t n, uint8_t* out) {
   size_t j = 0;
 #if defined(__x86_64__)
@@ -49,8 +44,6 @@ void interleave4(const int8_t* const rows[4], size_t n, uint8_t* out) {
   }
 }
 
-// One phase row of one input channel: dst[c] = input column c * stride_w + px - pad_left of
-// `row` (zero outside the input) for c < width; dst is readable and zero up to width + 16.
 void phase_row(const ConvShape& s, const int8_t* row, uint32_t px, uint32_t width, int8_t* dst) {
   std::memset(dst, 0, width + 16);
   // Columns c with 0 <= c * sw + px - pad_left < in_w.
@@ -70,6 +63,56 @@ void phase_row(const ConvShape& s, const int8_t* row, uint32_t px, uint32_t widt
   }
 }
 
+void quad_row(const ConvShape& s, const int8_t* in, uint32_t quad, int64_t iy, uint32_t px, uint32_t width,
+              uint8_t* out) {
+  if (iy < 0 || iy >= s.in_h || 4 * quad >= s.in_per_group) {
+    std::memset(out, 0x80, 4 * static_cast<size_t>(width));
+    return;
+  }
+  thread_local std::vector<int8_t> lines, zero;
+  const size_t line_bytes = 2 * static_cast<size_t>(width) + 32;
+  if (zero.size() < line_bytes) zero.assign(line_bytes, 0);
+  const int8_t* line[4];
+  const int8_t* row = in + static_cast<size_t>(iy) * s.in_w;
+  // Stride 1 or 2 on AVX-512: the input rows are interleaved where they are, every stride_w-th
+  // byte from the first column inside the input (columns [first, end)), and the padding columns
+  // around them set to x = 0; one pass, no copy of the rows (a copy per channel row and a scalar
+  // tail per 16 pixels were a third of a stride-2 layer's time on 28-pixel rows).
+  static const bool wide = vnni512_kernels() != nullptr;
+  if (wide && s.stride_w <= 2) {
+    const int64_t offset = static_cast<int64_t>(px) - s.pad_left;
+    const int64_t first = std::min<int64_t>(offset >= 0 ? 0 : (-offset + s.stride_w - 1) / s.stride_w, width);
+    const int64_t last_x = static_cast<int64_t>(s.in_w) - 1 - offset;
+    const int64_t end = std::clamp<int64_t>(last_x < 0 ? 0 : last_x / s.stride_w + 1, first, width);
+    for (uint32_t b = 0; b < 4; ++b) {
+      const uint32_t ic = 4 * quad + b;
+      line[b] = ic < s.in_per_group ? row + ic * s.in_plane + (first * s.stride_w + offset) : zero.data();
+    }
+    std::memset(out, 0x80, 4 * static_cast<size_t>(first));
+    interleave4_avx512(line, s.stride_w, static_cast<size_t>(end - first), out + 4 * first);
+    std::memset(out + 4 * end, 0x80, 4 * static_cast<size_t>(width - end));
+    return;
+  }
+  if (lines.size() < 4 * line_bytes) lines.resize(4 * line_bytes);
+  for (uint32_t b = 0; b < 4; ++b) {
+    const uint32_t ic = 4 * quad + b;
+    if (ic >= s.in_per_group) {
+      line[b] = zero.data();
+      continue;
+    }
+    int8_t* dst = lines.data() + b * line_bytes;
+    phase_row(s, row + ic * s.in_plane, px, width, dst);
+    line[b] = dst;
+  }
+  interleave4(line, width, out);
+}
+
+namespace {
+
+// Extra virtual pixels past the last row: the last 16-pixel step reads up to 15 pixels past the
+// task's pixels plus the largest column offset (< kMaxKernel * kMaxDilation).
+constexpr uint32_t kSlackPixels = 16 + abi::kMaxKernel * abi::kMaxDilation + 16;
+
 // Which plane of a task's quad source: channel quad c, stride phase (py, px), phase rows
 // [row_begin, row_begin + rows).
 struct PlaneSpot {
@@ -81,42 +124,10 @@ void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* i
                 size_t plane_bytes) {
   const size_t used = 4 * static_cast<size_t>(at.rows) * geo.width;
   std::memset(plane + used, 0x80, plane_bytes - used);
-  const int8_t* line[4];
-  thread_local std::vector<int8_t> lines, zero;
-  const size_t line_bytes = geo.width + 16;
-  if (lines.size() < 4 * line_bytes) lines.resize(4 * line_bytes);
-  if (zero.size() < line_bytes) zero.assign(line_bytes, 0);
-  // Stride 1 along rows: a phase row is the input row shifted by pad_left, so the input rows are
-  // interleaved where they are (columns [first, end)) and the padding columns around them set
-  // to x = 0, one pass with no copy of the rows.
-  const int64_t first = std::clamp<int64_t>(s.pad_left, 0, geo.width);
-  const int64_t end = std::clamp<int64_t>(static_cast<int64_t>(s.in_w) + s.pad_left, first, geo.width);
   for (uint32_t r = 0; r < at.rows; ++r) {
     // Phase row r is padded row (row_begin + r) * stride_h + py, input row that - pad_top.
     const int64_t iy = static_cast<int64_t>(at.row_begin + r) * s.stride_h + at.py - s.pad_top;
-    uint8_t* out = plane + 4 * static_cast<size_t>(r) * geo.width;
-    if (s.stride_w == 1) {
-      for (uint32_t b = 0; b < 4; ++b) {
-        const uint32_t ic = 4 * at.c + b;
-        const bool inside = iy >= 0 && iy < s.in_h && ic < s.in_per_group;
-        line[b] = inside ? in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w + (first - s.pad_left) : zero.data();
-      }
-      std::memset(out, 0x80, 4 * static_cast<size_t>(first));
-      interleave4(line, static_cast<size_t>(end - first), out + 4 * first);
-      std::memset(out + 4 * end, 0x80, 4 * static_cast<size_t>(geo.width - end));
-      continue;
-    }
-    for (uint32_t b = 0; b < 4; ++b) {
-      const uint32_t ic = 4 * at.c + b;
-      if (iy < 0 || iy >= s.in_h || ic >= s.in_per_group) {
-        line[b] = zero.data();
-        continue;
-      }
-      int8_t* dst = lines.data() + b * line_bytes;
-      phase_row(s, in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w, at.px, geo.width, dst);
-      line[b] = dst;
-    }
-    interleave4(line, geo.width, out);
+    quad_row(s, in, at.c, iy, at.px, geo.width, plane + 4 * static_cast<size_t>(r) * geo.width);
   }
 }
 
@@ -195,6 +206,8 @@ void conv_implicit_block(const LayerRun& run, const ConvShape& s, const Implicit
   args.pixels = (row_end - row_begin) * geo.width;
   args.width = geo.width;
   args.valid_w = s.conv_w;
+  args.image_rows = row_end - row_begin;
+  args.valid_h = row_end - row_begin;
   args.q = conv_requant(run, first);
   args.out = conv_output(run, s, n, first) + static_cast<size_t>(row_begin) * s.conv_w;
   args.out_stride = s.conv_plane;

@@ -61,6 +61,11 @@ ImplicitGeometry implicit_geometry(const ConvShape& s);
 void conv_implicit_block(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo, uint32_t n, uint32_t g,
                          uint32_t row_begin, uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);
 
+// True when a conv on the implicit GEMM runs with several images in one pixel panel (small maps;
+// emu_conv_stacked.cc), and that run; false when the run's deadline stopped it.
+bool conv_uses_stacked(const ConvShape& s, uint32_t batch);
+bool run_stacked_path(const LayerRun& run, const ConvShape& s);
+
 // Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n.
 void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g, uint32_t row_begin,
                      uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);

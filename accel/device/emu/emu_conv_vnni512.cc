@@ -11,6 +11,7 @@
 // accumulators, 4 panel vectors, one broadcast weight quad). Requantisation uses AVX-512's
 // 64-bit arithmetic shift and min, in abi::requantize's order.
 #include "accel/device/emu/emu_kernels.h"
+#include "accel/device/emu/emu_quad_source.h"
 
 #if defined(__x86_64__)
 
@@ -146,15 +147,23 @@ struct Segment {
 };
 
 // The output runs of virtual pixels [p0, p0 + count) (rows of g.width, the first g.valid_w
-// of each an output); returns how many.
+// of each an output, in blocks of g.image_rows rows, the first g.valid_h of each an image's
+// outputs); runs that continue each other in the panel and in the output are one. Returns how many.
 uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segment* segments) {
   uint32_t found = 0;
   for (uint32_t p = p0; p < p0 + count;) {
     const uint32_t y = p / g.width, x = p % g.width;
     const uint32_t row_end = std::min(p0 + count, p + (g.width - x));
-    if (x < g.valid_w) {
+    const uint32_t oy = y % g.image_rows;
+    if (x < g.valid_w && oy < g.valid_h) {
       const uint32_t end = std::min(row_end, p + (g.valid_w - x));
-      segments[found++] = {p - p0, end - p, static_cast<size_t>(y) * g.valid_w + x};
+      const size_t offset = (y / g.image_rows) * g.image_out_stride + static_cast<size_t>(oy) * g.valid_w + x;
+      Segment* last = found > 0 ? &segments[found - 1] : nullptr;
+      if (last != nullptr && last->start + last->len == p - p0 && last->offset + last->len == offset) {
+        last->len += end - p;
+      } else {
+        segments[found++] = {p - p0, end - p, offset};
+      }
     }
     p = row_end;
   }
@@ -384,6 +393,30 @@ TESSERA_VNNI512 void add_row_avx512(const int8_t* a, const int8_t* b, uint32_t n
 
 }  // namespace
 
+TESSERA_VNNI512 void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (size_t j = 0; j < n; j += 16) {
+    const auto left = static_cast<uint32_t>(n - j < 16 ? n - j : 16);
+    __m128i r[4];
+    if (stride == 1) {
+      const auto mask = static_cast<__mmask16>(left == 16 ? 0xFFFFu : (1u << left) - 1);
+      for (int b = 0; b < 4; ++b) r[b] = _mm_maskz_loadu_epi8(mask, rows[b] + j);
+    } else {
+      // Bytes 0 .. 2 * left - 2 of the 32 from 2 * j; the words' low bytes are the even ones.
+      const __mmask32 mask = (1u << (2 * left - 1)) - 1;
+      for (int b = 0; b < 4; ++b) r[b] = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(mask, rows[b] + 2 * j));
+    }
+    const __m128i a_lo = _mm_unpacklo_epi8(r[0], r[1]), a_hi = _mm_unpackhi_epi8(r[0], r[1]);
+    const __m128i b_lo = _mm_unpacklo_epi8(r[2], r[3]), b_hi = _mm_unpackhi_epi8(r[2], r[3]);
+    __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(a_lo, b_lo));
+    v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a_lo, b_lo), 1);
+    v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(a_hi, b_hi), 2);
+    v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a_hi, b_hi), 3);
+    const __mmask64 store = left == 16 ? ~0ull : (1ull << (4 * left)) - 1;
+    _mm512_mask_storeu_epi8(out + 4 * j, store, _mm512_xor_si512(v, flip));
+  }
+}
+
 const EmuKernels* vnni512_kernels() {
   static const EmuKernels* kernels = []() -> const EmuKernels* {
     const EmuKernels* avx2 = avx2_kernels();
@@ -408,6 +441,12 @@ const EmuKernels* vnni512_kernels() {
 
 namespace tessera::emu {
 const EmuKernels* vnni512_kernels() { return nullptr; }
+// Never called (vnni512_kernels() is null): the portable loop.
+void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out) {
+  for (size_t j = 0; j < n; ++j) {
+    for (size_t b = 0; b < 4; ++b) out[4 * j + b] = static_cast<uint8_t>(rows[b][stride * j]) ^ 0x80u;
+  }
+}
 }  // namespace tessera::emu
 
 #endif
