@@ -412,7 +412,7 @@ BitexactCase CaseGenerator::quad_case() {
   }
 }
 
-BitexactCase CaseGenerator::stacked_case() {
+BitexactCase CaseGenerator::small_map_case() {
   for (;;) {
     ProgramBuilder b(rng_);
     const uint32_t in_c = rng_.chance(0.8) ? 4 * rng_.urange(1, 10) : rng_.urange(16, 36);
@@ -427,7 +427,7 @@ BitexactCase CaseGenerator::stacked_case() {
       g.pt = g.pb = g.pl = g.pr = 1;
     }
     const std::optional<Slice> out = b.conv(in, g);
-    if (out) return b.finish("stacked", in, *out, rng_.urange(2, 8));
+    if (out) return b.finish("small map", in, *out, rng_.urange(2, 8));
   }
 }
 

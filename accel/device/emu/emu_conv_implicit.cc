@@ -165,53 +165,68 @@ ImplicitGeometry implicit_geometry(const ConvShape& s) {
   return geo;
 }
 
-void conv_implicit_block(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo, uint32_t n, uint32_t g,
-                         uint32_t row_begin, uint32_t row_end, uint32_t oc_begin, uint32_t oc_end) {
-  const uint32_t rows = row_end - row_begin + geo.extra_rows;  // phase rows the task's outputs read
+ImplicitSource implicit_source(const ImplicitGeometry& geo, uint32_t out_rows) {
+  const uint32_t rows = out_rows + geo.extra_rows;  // phase rows the outputs read
   const size_t plane_pixels = static_cast<size_t>(rows) * geo.width + kSlackPixels;
-  const size_t plane_bytes = 4 * ((plane_pixels + 15) / 16 * 16);
-  const size_t quad_stride = plane_bytes * geo.phases;
-  thread_local std::vector<uint8_t> source;
-  const size_t source_bytes = quad_stride * geo.quads_per_tap;
-  if (source.size() < source_bytes) source.resize(source_bytes);
-  const int8_t* in = conv_input(run, s, n, g);
-  for (uint32_t c = 0; c < geo.quads_per_tap; ++c) {
+  ImplicitSource src{};
+  src.plane_bytes = 4 * ((plane_pixels + 15) / 16 * 16);
+  src.quad_stride = src.plane_bytes * geo.phases;
+  src.bytes = src.quad_stride * geo.quads_per_tap;
+  return src;
+}
+
+void build_implicit_source(const ConvShape& s, const ImplicitGeometry& geo, const ImplicitSource& src, const int8_t* in,
+                           uint32_t row_begin, uint32_t out_rows, uint32_t c_begin, uint32_t c_end, uint8_t* source) {
+  for (uint32_t c = c_begin; c < c_end; ++c) {
     for (uint32_t p = 0; p < s.stride_h * s.stride_w; ++p) {
       if (!geo.phase_used[p]) continue;
-      const PlaneSpot spot{c, p / s.stride_w, p % s.stride_w, row_begin, rows};
-      fill_plane(s, geo, in, spot, source.data() + c * quad_stride + geo.phase_slot[p] * plane_bytes, plane_bytes);
+      const PlaneSpot spot{c, p / s.stride_w, p % s.stride_w, row_begin, out_rows + geo.extra_rows};
+      fill_plane(s, geo, in, spot, source + c * src.quad_stride + geo.phase_slot[p] * src.plane_bytes, src.plane_bytes);
     }
   }
+}
 
-  int32_t tap_offset[abi::kMaxKernel * abi::kMaxKernel];
+ImplicitArgs implicit_args(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo,
+                           const ImplicitSource& src, const ImplicitBlock& at, const uint8_t* source,
+                           int32_t* tap_offset) {
   for (uint32_t ky = 0; ky < s.kernel_h; ++ky) {
     for (uint32_t kx = 0; kx < s.kernel_w; ++kx) {
       const uint32_t phase = (ky * s.dilation_h % s.stride_h) * s.stride_w + kx * s.dilation_w % s.stride_w;
       const size_t pixel =
           static_cast<size_t>(ky * s.dilation_h / s.stride_h) * geo.width + kx * s.dilation_w / s.stride_w;
-      tap_offset[ky * s.kernel_w + kx] = static_cast<int32_t>(geo.phase_slot[phase] * plane_bytes + 4 * pixel);
+      tap_offset[ky * s.kernel_w + kx] = static_cast<int32_t>(geo.phase_slot[phase] * src.plane_bytes + 4 * pixel);
     }
   }
-  const uint32_t first = g * s.out_per_group + oc_begin;
+  const uint32_t first = at.g * s.out_per_group + at.oc_begin;
   const uint32_t taps = s.kernel_h * s.kernel_w;
   ImplicitArgs args{};
-  args.packed = run.packed + g * packed_quad_words(s.out_per_group, 4 * taps * geo.quads_per_tap) +
-                packed_quad_words(oc_begin, 4 * taps * geo.quads_per_tap);
-  args.m = oc_end - oc_begin;
-  args.source = source.data();
+  args.packed = run.packed + at.g * packed_quad_words(s.out_per_group, 4 * taps * geo.quads_per_tap) +
+                packed_quad_words(at.oc_begin, 4 * taps * geo.quads_per_tap);
+  args.m = at.oc_end - at.oc_begin;
+  args.source = source;
   args.tap_offset = tap_offset;
   args.taps = taps;
   args.quads_per_tap = geo.quads_per_tap;
-  args.quad_stride = quad_stride;
-  args.pixels = (row_end - row_begin) * geo.width;
+  args.quad_stride = src.quad_stride;
+  args.pixels = (at.row_end - at.row_begin) * geo.width;
   args.width = geo.width;
   args.valid_w = s.conv_w;
-  args.image_rows = row_end - row_begin;
-  args.valid_h = row_end - row_begin;
+  args.images = 1;
   args.q = conv_requant(run, first);
-  args.out = conv_output(run, s, n, first) + static_cast<size_t>(row_begin) * s.conv_w;
+  args.out = conv_output(run, s, at.n, first) + static_cast<size_t>(at.row_begin) * s.conv_w;
   args.out_stride = s.conv_plane;
-  run.kernels.implicit_gemm(args);
+  return args;
+}
+
+void conv_implicit_block(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo,
+                         const ImplicitBlock& at) {
+  const ImplicitSource src = implicit_source(geo, at.row_end - at.row_begin);
+  thread_local std::vector<uint8_t> source;
+  if (source.size() < src.bytes) source.resize(src.bytes);
+  build_implicit_source(s, geo, src, conv_input(run, s, at.n, at.g), at.row_begin, at.row_end - at.row_begin, 0,
+                        geo.quads_per_tap, source.data());
+  int32_t tap_offset[abi::kMaxKernel * abi::kMaxKernel];
+  run.kernels.implicit_gemm(implicit_args(run, s, geo, src, at, source.data(), tap_offset));
 }
 
 }  // namespace tessera::emu

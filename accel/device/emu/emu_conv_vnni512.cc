@@ -147,23 +147,15 @@ struct Segment {
 };
 
 // The output runs of virtual pixels [p0, p0 + count) (rows of g.width, the first g.valid_w
-// of each an output, in blocks of g.image_rows rows, the first g.valid_h of each an image's
-// outputs); runs that continue each other in the panel and in the output are one. Returns how many.
+// of each an output); returns how many.
 uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segment* segments) {
   uint32_t found = 0;
   for (uint32_t p = p0; p < p0 + count;) {
     const uint32_t y = p / g.width, x = p % g.width;
     const uint32_t row_end = std::min(p0 + count, p + (g.width - x));
-    const uint32_t oy = y % g.image_rows;
-    if (x < g.valid_w && oy < g.valid_h) {
+    if (x < g.valid_w) {
       const uint32_t end = std::min(row_end, p + (g.valid_w - x));
-      const size_t offset = (y / g.image_rows) * g.image_out_stride + static_cast<size_t>(oy) * g.valid_w + x;
-      Segment* last = found > 0 ? &segments[found - 1] : nullptr;
-      if (last != nullptr && last->start + last->len == p - p0 && last->offset + last->len == offset) {
-        last->len += end - p;
-      } else {
-        segments[found++] = {p - p0, end - p, offset};
-      }
+      segments[found++] = {p - p0, end - p, static_cast<size_t>(y) * g.valid_w + x};
     }
     p = row_end;
   }
@@ -174,13 +166,14 @@ uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segm
 // quads; stores the segments' pixels of each channel.
 template <int Rows, int Vecs>
 TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, uint32_t m0, uint32_t p0,
-                                     const Segment* segments, uint32_t count) {
+                                     const uint8_t* source, int8_t* image_out, const Segment* segments,
+                                     uint32_t count) {
   __m512i acc00 = _mm512_setzero_si512(), acc01 = acc00, acc02 = acc00, acc03 = acc00, acc10 = acc00, acc11 = acc00,
           acc12 = acc00, acc13 = acc00, acc20 = acc00, acc21 = acc00, acc22 = acc00, acc23 = acc00, acc30 = acc00,
           acc31 = acc00, acc32 = acc00, acc33 = acc00, acc40 = acc00, acc41 = acc00, acc42 = acc00, acc43 = acc00,
           acc50 = acc00, acc51 = acc00, acc52 = acc00, acc53 = acc00;
   __m512i b0 = acc00, b1 = acc00, b2 = acc00, b3 = acc00;
-  const uint8_t* base = g.source + 4 * static_cast<size_t>(p0);
+  const uint8_t* base = source + 4 * static_cast<size_t>(p0);
   uint32_t q = 0;
   for (uint32_t t = 0; t < g.taps; ++t) {
     const uint8_t* p = base + g.tap_offset[t];
@@ -220,7 +213,7 @@ TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, ui
     if constexpr (Vecs > 3) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 48), rq), 3);
     // out + offset - start may lie up to 63 bytes before the output plane (then only its masked-
     // off bytes do: nothing is accessed there).
-    int8_t* out = g.out + i * g.out_stride;
+    int8_t* out = image_out + i * g.out_stride;
     for (uint32_t k = 0; k < count; ++k) {
       const Segment& seg = segments[k];
       const __mmask64 mask = seg.len >= 64 ? ~0ull : ((1ull << seg.len) - 1) << seg.start;
@@ -283,29 +276,34 @@ void gemm_vnni512(const GemmArgs& g) {
 }
 
 // Panels of 64 virtual pixels by blocks of kVnniRows channels: panel-major while all the weights
-// are smaller than the source (they stay in cache over the panels), channel-major otherwise (a
-// block's weights stay in L1 over the panels: the late layers' 512 x 4608).
+// are smaller than an image's source (they stay in cache over the panels), channel-major otherwise
+// (a block's weights stay in L1 over the panels of all the images: the late layers' 512 x 4608).
 void implicit_vnni512(const ImplicitArgs& g) {
   const uint32_t quads = g.taps * g.quads_per_tap;
   const uint32_t panel = 16 * kVectors;
   const size_t weight_bytes = static_cast<size_t>(g.m) * quads * 4;
   const size_t source_bytes = g.quad_stride * g.quads_per_tap;
   Segment segments[16 * kVectors + 1];
-  const auto run = [&](uint32_t m0, uint32_t p0) {
+  const auto run = [&](uint32_t m0, uint32_t n, uint32_t p0) {
     const uint32_t count = std::min(panel, g.pixels - p0);
     const uint32_t found = panel_segments(g, p0, count, segments);
     if (found == 0) return;
     const uint32_t rows = std::min(g.m - m0, kVnniRows);
-    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0, segments,
-                                                      found);
+    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0,
+                                                      g.source + n * g.image_source_stride,
+                                                      g.out + n * g.image_out_stride, segments, found);
   };
   if (weight_bytes <= source_bytes) {
-    for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) {
-      for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) run(m0, p0);
+    for (uint32_t n = 0; n < g.images; ++n) {
+      for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) {
+        for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) run(m0, n, p0);
+      }
     }
   } else {
     for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) {
-      for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) run(m0, p0);
+      for (uint32_t n = 0; n < g.images; ++n) {
+        for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) run(m0, n, p0);
+      }
     }
   }
 }

@@ -56,11 +56,10 @@ struct GemmArgs {
 // source + tap_offset[t] + c * quad_stride + 4 * p, holding x[4c + b] + 128 (zero-padded input
 // and channels past the group's read as x = 0). Pixels are virtual: p = y * width + x over rows
 // of `width` columns, of which the first valid_w are outputs (the rest, the padding's columns,
-// are computed and dropped). The rows come in blocks of image_rows, one block an image, of
-// which the first valid_h rows are outputs (several images in one panel on small maps; one block
-// of valid_h rows otherwise). Output channel i's pixel (y, x), y = n * image_rows + oy, goes to
-// out[i * out_stride + n * image_out_stride + oy * valid_w + x] after requantisation with q
-// (channel i: q.bias[i] ...).
+// are computed and dropped). Output channel i's pixel (y, x) goes to out[i * out_stride + y *
+// valid_w + x] after requantisation with q (channel i: q.bias[i] ...). `images` images (on small
+// maps, so that each block of weights is read once for several) have their sources
+// image_source_stride bytes apart and their outputs image_out_stride bytes apart.
 struct ImplicitArgs {
   const int32_t* packed;  // the m channels' weights in pack_tap_quads() layout (block-aligned start)
   uint32_t m;
@@ -69,10 +68,11 @@ struct ImplicitArgs {
   uint32_t taps, quads_per_tap;  // quads = taps * quads_per_tap
   size_t quad_stride;
   uint32_t pixels, width, valid_w;
-  uint32_t image_rows, valid_h;
   RequantParams q;
   int8_t* out;
-  size_t out_stride, image_out_stride;
+  size_t out_stride;
+  uint32_t images;
+  size_t image_source_stride, image_out_stride;
 };
 
 // Packs [m][channels][taps] int8 conv weights (one group) for the implicit GEMM: blocks of
