@@ -175,11 +175,45 @@ ImplicitSource implicit_source(const ImplicitGeometry& geo, uint32_t out_rows) {
   return src;
 }
 
+// Stride 2 along rows on AVX-512, both column phases of row phase `at.py` (at.px unused) from one
+// pass over the input rows (each plane plane_bytes bytes, the slack past the rows as x = 0).
+void fill_plane_pair(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* in, const PlaneSpot& at,
+                     uint8_t* plane0, uint8_t* plane1, size_t plane_bytes) {
+  const size_t used = 4 * static_cast<size_t>(at.rows) * geo.width;
+  std::memset(plane0 + used, 0x80, plane_bytes - used);
+  std::memset(plane1 + used, 0x80, plane_bytes - used);
+  for (uint32_t r = 0; r < at.rows; ++r) {
+    const int64_t iy = static_cast<int64_t>(at.row_begin + r) * s.stride_h + at.py - s.pad_top;
+    uint8_t* out0 = plane0 + 4 * static_cast<size_t>(r) * geo.width;
+    uint8_t* out1 = plane1 + 4 * static_cast<size_t>(r) * geo.width;
+    if (iy < 0 || iy >= s.in_h || 4 * at.c >= s.in_per_group) {
+      std::memset(out0, 0x80, 4 * static_cast<size_t>(geo.width));
+      std::memset(out1, 0x80, 4 * static_cast<size_t>(geo.width));
+      continue;
+    }
+    const int8_t* rows[4];
+    for (uint32_t b = 0; b < 4; ++b) {
+      const uint32_t ic = 4 * at.c + b;
+      rows[b] = ic < s.in_per_group ? in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w : nullptr;
+    }
+    interleave4_pair_avx512(rows, -s.pad_left, s.in_w, geo.width, out0, out1);
+  }
+}
+
 void build_implicit_source(const ConvShape& s, const ImplicitGeometry& geo, const ImplicitSource& src, const int8_t* in,
                            uint32_t row_begin, uint32_t out_rows, uint32_t c_begin, uint32_t c_end, uint8_t* source) {
+  static const bool wide = vnni512_kernels() != nullptr;
   for (uint32_t c = c_begin; c < c_end; ++c) {
     for (uint32_t p = 0; p < s.stride_h * s.stride_w; ++p) {
       if (!geo.phase_used[p]) continue;
+      if (wide && s.stride_w == 2 && p % 2 == 0 && geo.phase_used[p + 1]) {
+        const PlaneSpot spot{c, p / 2, 0, row_begin, out_rows + geo.extra_rows};
+        uint8_t* quad = source + c * src.quad_stride;
+        fill_plane_pair(s, geo, in, spot, quad + geo.phase_slot[p] * src.plane_bytes,
+                        quad + geo.phase_slot[p + 1] * src.plane_bytes, src.plane_bytes);
+        ++p;  // its phase px = 1 is written
+        continue;
+      }
       const PlaneSpot spot{c, p / s.stride_w, p % s.stride_w, row_begin, out_rows + geo.extra_rows};
       fill_plane(s, geo, in, spot, source + c * src.quad_stride + geo.phase_slot[p] * src.plane_bytes, src.plane_bytes);
     }

@@ -391,8 +391,22 @@ TESSERA_VNNI512 void add_row_avx512(const int8_t* a, const int8_t* b, uint32_t n
 
 }  // namespace
 
+namespace {
+
+// The 64 bytes of 16 pixels' quads, x ^ 0x80: pixel j's bytes are byte j of r0, r1, r2, r3.
+TESSERA_VNNI512 inline __m512i interleave_quads(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+  const __m128i a_lo = _mm_unpacklo_epi8(r0, r1), a_hi = _mm_unpackhi_epi8(r0, r1);
+  const __m128i b_lo = _mm_unpacklo_epi8(r2, r3), b_hi = _mm_unpackhi_epi8(r2, r3);
+  __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(a_lo, b_lo));
+  v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a_lo, b_lo), 1);
+  v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(a_hi, b_hi), 2);
+  v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a_hi, b_hi), 3);
+  return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+
+}  // namespace
+
 TESSERA_VNNI512 void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   for (size_t j = 0; j < n; j += 16) {
     const auto left = static_cast<uint32_t>(n - j < 16 ? n - j : 16);
     __m128i r[4];
@@ -404,14 +418,31 @@ TESSERA_VNNI512 void interleave4_avx512(const int8_t* const rows[4], uint32_t st
       const __mmask32 mask = (1u << (2 * left - 1)) - 1;
       for (int b = 0; b < 4; ++b) r[b] = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(mask, rows[b] + 2 * j));
     }
-    const __m128i a_lo = _mm_unpacklo_epi8(r[0], r[1]), a_hi = _mm_unpackhi_epi8(r[0], r[1]);
-    const __m128i b_lo = _mm_unpacklo_epi8(r[2], r[3]), b_hi = _mm_unpackhi_epi8(r[2], r[3]);
-    __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(a_lo, b_lo));
-    v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a_lo, b_lo), 1);
-    v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(a_hi, b_hi), 2);
-    v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a_hi, b_hi), 3);
     const __mmask64 store = left == 16 ? ~0ull : (1ull << (4 * left)) - 1;
-    _mm512_mask_storeu_epi8(out + 4 * j, store, _mm512_xor_si512(v, flip));
+    _mm512_mask_storeu_epi8(out + 4 * j, store, interleave_quads(r[0], r[1], r[2], r[3]));
+  }
+}
+
+TESSERA_VNNI512 void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w,
+                                             uint32_t width, uint8_t* out0, uint8_t* out1) {
+  for (uint32_t j = 0; j < width; j += 16) {
+    const uint32_t left = width - j < 16 ? width - j : 16;
+    // The 32 input columns from x0: those in [0, in_w) are loaded, the rest read as x = 0 (the
+    // masked-off bytes are neither read nor faulted on, before the row or past it).
+    const int64_t x0 = static_cast<int64_t>(first_col) + 2 * static_cast<int64_t>(j);
+    const int64_t lo = std::clamp<int64_t>(-x0, 0, 32), hi = std::clamp<int64_t>(in_w - x0, lo, 32);
+    const uint64_t bits = ((1ull << hi) - 1) & ~((1ull << lo) - 1);
+    const auto mask = static_cast<__mmask32>(bits);
+    __m128i even[4], odd[4];
+    for (int b = 0; b < 4; ++b) {
+      const __m256i x = rows[b] == nullptr ? _mm256_setzero_si256() : _mm256_maskz_loadu_epi8(mask, rows[b] + x0);
+      even[b] = _mm256_cvtepi16_epi8(x);
+      odd[b] = _mm256_cvtepi16_epi8(_mm256_srli_epi16(x, 8));
+    }
+    const __mmask64 store = left == 16 ? ~0ull : (1ull << (4 * left)) - 1;
+    _mm512_mask_storeu_epi8(out0 + 4 * static_cast<size_t>(j), store,
+                            interleave_quads(even[0], even[1], even[2], even[3]));
+    _mm512_mask_storeu_epi8(out1 + 4 * static_cast<size_t>(j), store, interleave_quads(odd[0], odd[1], odd[2], odd[3]));
   }
 }
 
@@ -439,10 +470,22 @@ const EmuKernels* vnni512_kernels() {
 
 namespace tessera::emu {
 const EmuKernels* vnni512_kernels() { return nullptr; }
-// Never called (vnni512_kernels() is null): the portable loop.
+// Never called (vnni512_kernels() is null): portable loops.
 void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out) {
   for (size_t j = 0; j < n; ++j) {
     for (size_t b = 0; b < 4; ++b) out[4 * j + b] = static_cast<uint8_t>(rows[b][stride * j]) ^ 0x80u;
+  }
+}
+void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w, uint32_t width,
+                             uint8_t* out0, uint8_t* out1) {
+  for (uint32_t c = 0; c < width; ++c) {
+    for (uint32_t b = 0; b < 4; ++b) {
+      for (int64_t px = 0; px < 2; ++px) {
+        const int64_t x = static_cast<int64_t>(first_col) + 2 * c + px;
+        const int8_t v = rows[b] != nullptr && x >= 0 && x < in_w ? rows[b][x] : 0;
+        (px == 0 ? out0 : out1)[4 * c + b] = static_cast<uint8_t>(v) ^ 0x80u;
+      }
+    }
   }
 }
 }  // namespace tessera::emu
