@@ -124,10 +124,27 @@ void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* i
                 size_t plane_bytes) {
   const size_t used = 4 * static_cast<size_t>(at.rows) * geo.width;
   std::memset(plane + used, 0x80, plane_bytes - used);
+  // Stride 1 along rows on AVX-512: a row is one call, its padding columns masked-off loads.
+  static const bool wide = vnni512_kernels() != nullptr;
+  const bool span = wide && s.stride_w == 1 && 4 * at.c < s.in_per_group;
+  const int8_t* channel[4];
+  for (uint32_t b = 0; b < 4; ++b) {
+    const uint32_t ic = 4 * at.c + b;
+    channel[b] = ic < s.in_per_group ? in + ic * s.in_plane : nullptr;
+  }
   for (uint32_t r = 0; r < at.rows; ++r) {
     // Phase row r is padded row (row_begin + r) * stride_h + py, input row that - pad_top.
     const int64_t iy = static_cast<int64_t>(at.row_begin + r) * s.stride_h + at.py - s.pad_top;
-    quad_row(s, in, at.c, iy, at.px, geo.width, plane + 4 * static_cast<size_t>(r) * geo.width);
+    uint8_t* out = plane + 4 * static_cast<size_t>(r) * geo.width;
+    if (!span || iy < 0 || iy >= s.in_h) {
+      quad_row(s, in, at.c, iy, at.px, geo.width, out);
+      continue;
+    }
+    const int8_t* rows[4];
+    for (uint32_t b = 0; b < 4; ++b) {
+      rows[b] = channel[b] == nullptr ? nullptr : channel[b] + static_cast<size_t>(iy) * s.in_w;
+    }
+    interleave4_span_avx512(rows, static_cast<int32_t>(at.px) - s.pad_left, s.in_w, geo.width, out);
   }
 }
 

@@ -423,6 +423,23 @@ TESSERA_VNNI512 void interleave4_avx512(const int8_t* const rows[4], uint32_t st
   }
 }
 
+TESSERA_VNNI512 void interleave4_span_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w,
+                                             uint32_t width, uint8_t* out) {
+  for (uint32_t j = 0; j < width; j += 16) {
+    const uint32_t left = width - j < 16 ? width - j : 16;
+    // Columns x0 .. x0 + 15: those in [0, in_w) are loaded, the rest read as x = 0.
+    const int64_t x0 = static_cast<int64_t>(first_col) + j;
+    const int64_t lo = std::clamp<int64_t>(-x0, 0, 16), hi = std::clamp<int64_t>(in_w - x0, lo, 16);
+    const auto mask = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+    __m128i r[4];
+    for (int b = 0; b < 4; ++b) {
+      r[b] = rows[b] == nullptr ? _mm_setzero_si128() : _mm_maskz_loadu_epi8(mask, rows[b] + x0);
+    }
+    const __mmask64 store = left == 16 ? ~0ull : (1ull << (4 * left)) - 1;
+    _mm512_mask_storeu_epi8(out + 4 * static_cast<size_t>(j), store, interleave_quads(r[0], r[1], r[2], r[3]));
+  }
+}
+
 TESSERA_VNNI512 void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w,
                                              uint32_t width, uint8_t* out0, uint8_t* out1) {
   for (uint32_t j = 0; j < width; j += 16) {
@@ -474,6 +491,16 @@ const EmuKernels* vnni512_kernels() { return nullptr; }
 void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out) {
   for (size_t j = 0; j < n; ++j) {
     for (size_t b = 0; b < 4; ++b) out[4 * j + b] = static_cast<uint8_t>(rows[b][stride * j]) ^ 0x80u;
+  }
+}
+void interleave4_span_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w, uint32_t width,
+                             uint8_t* out) {
+  for (uint32_t c = 0; c < width; ++c) {
+    for (uint32_t b = 0; b < 4; ++b) {
+      const int64_t x = static_cast<int64_t>(first_col) + c;
+      const int8_t v = rows[b] != nullptr && x >= 0 && x < in_w ? rows[b][x] : 0;
+      out[4 * c + b] = static_cast<uint8_t>(v) ^ 0x80u;
+    }
   }
 }
 void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w, uint32_t width,
