@@ -74,12 +74,12 @@ void quad_row(const ConvShape& s, const int8_t* in, uint32_t quad, int64_t iy, u
   if (zero.size() < line_bytes) zero.assign(line_bytes, 0);
   const int8_t* line[4];
   const int8_t* row = in + static_cast<size_t>(iy) * s.in_w;
-  // Stride 1 or 2 on AVX-512: the input rows are interleaved where they are, every stride_w-th
-  // byte from the first column inside the input (columns [first, end)), and the padding columns
-  // around them set to x = 0; one pass, no copy of the rows (a copy per channel row and a scalar
-  // tail per 16 pixels were a third of a stride-2 layer's time on 28-pixel rows).
+  // Stride 2 on AVX-512: the input rows are interleaved where they are, every other byte from
+  // the first column inside the input (columns [first, end)), and the padding columns around
+  // them set to x = 0; one pass, no copy of the rows (a copy per channel row and a scalar tail
+  // per 16 pixels were a third of a stride-2 layer's time on 28-pixel rows).
   static const bool wide = vnni512_kernels() != nullptr;
-  if (wide && s.stride_w <= 2) {
+  if (wide && s.stride_w == 2) {
     const int64_t offset = static_cast<int64_t>(px) - s.pad_left;
     const int64_t first = std::min<int64_t>(offset >= 0 ? 0 : (-offset + s.stride_w - 1) / s.stride_w, width);
     const int64_t last_x = static_cast<int64_t>(s.in_w) - 1 - offset;
@@ -124,27 +124,31 @@ void fill_plane(const ConvShape& s, const ImplicitGeometry& geo, const int8_t* i
                 size_t plane_bytes) {
   const size_t used = 4 * static_cast<size_t>(at.rows) * geo.width;
   std::memset(plane + used, 0x80, plane_bytes - used);
-  // Stride 1 along rows on AVX-512: a row is one call, its padding columns masked-off loads.
-  static const bool wide = vnni512_kernels() != nullptr;
-  const bool span = wide && s.stride_w == 1 && 4 * at.c < s.in_per_group;
-  const int8_t* channel[4];
-  for (uint32_t b = 0; b < 4; ++b) {
-    const uint32_t ic = 4 * at.c + b;
-    channel[b] = ic < s.in_per_group ? in + ic * s.in_plane : nullptr;
-  }
+  // Stride 1 along rows: a phase row is the input row shifted by pad_left, so the input rows are
+  // interleaved where they are (columns [first, end)) and the padding columns around them set
+  // to x = 0, one pass with no copy of the rows. (The same on AVX-512 with masked loads for the
+  // padding was ~8% slower on 28x28 and 56x56 maps: layerbench, interleaved.)
+  const int64_t first = std::clamp<int64_t>(s.pad_left, 0, geo.width);
+  const int64_t end = std::clamp<int64_t>(static_cast<int64_t>(s.in_w) + s.pad_left, first, geo.width);
+  thread_local std::vector<int8_t> zero;
+  if (zero.size() < geo.width + 16u) zero.assign(geo.width + 16, 0);
   for (uint32_t r = 0; r < at.rows; ++r) {
     // Phase row r is padded row (row_begin + r) * stride_h + py, input row that - pad_top.
     const int64_t iy = static_cast<int64_t>(at.row_begin + r) * s.stride_h + at.py - s.pad_top;
     uint8_t* out = plane + 4 * static_cast<size_t>(r) * geo.width;
-    if (!span || iy < 0 || iy >= s.in_h) {
+    if (s.stride_w != 1 || iy < 0 || iy >= s.in_h || 4 * at.c >= s.in_per_group) {
       quad_row(s, in, at.c, iy, at.px, geo.width, out);
       continue;
     }
-    const int8_t* rows[4];
+    const int8_t* line[4];
     for (uint32_t b = 0; b < 4; ++b) {
-      rows[b] = channel[b] == nullptr ? nullptr : channel[b] + static_cast<size_t>(iy) * s.in_w;
+      const uint32_t ic = 4 * at.c + b;
+      line[b] = ic < s.in_per_group ? in + ic * s.in_plane + static_cast<size_t>(iy) * s.in_w + (first - s.pad_left)
+                                    : zero.data();
     }
-    interleave4_span_avx512(rows, static_cast<int32_t>(at.px) - s.pad_left, s.in_w, geo.width, out);
+    std::memset(out, 0x80, 4 * static_cast<size_t>(first));
+    interleave4(line, static_cast<size_t>(end - first), out + 4 * first);
+    std::memset(out + 4 * end, 0x80, 4 * static_cast<size_t>(geo.width - end));
   }
 }
 

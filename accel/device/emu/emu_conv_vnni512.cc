@@ -393,6 +393,20 @@ TESSERA_VNNI512 void add_row_avx512(const int8_t* a, const int8_t* b, uint32_t n
 
 namespace {
 
+// out[4 * j + b] = r_b[j] ^ 0x80 for j < 16, as four 16-byte stores: one 64-byte store, masked or
+// not, at any alignment crossed a cache line nearly every time, and the whole build ran ~1.5x
+// slower (perf, 56x56 maps).
+TESSERA_VNNI512 inline void store_quads(__m128i r0, __m128i r1, __m128i r2, __m128i r3, uint8_t* out) {
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  const __m128i a_lo = _mm_unpacklo_epi8(r0, r1), a_hi = _mm_unpackhi_epi8(r0, r1);
+  const __m128i b_lo = _mm_unpacklo_epi8(r2, r3), b_hi = _mm_unpackhi_epi8(r2, r3);
+  auto* o = reinterpret_cast<__m128i*>(out);
+  _mm_storeu_si128(o, _mm_xor_si128(_mm_unpacklo_epi16(a_lo, b_lo), flip));
+  _mm_storeu_si128(o + 1, _mm_xor_si128(_mm_unpackhi_epi16(a_lo, b_lo), flip));
+  _mm_storeu_si128(o + 2, _mm_xor_si128(_mm_unpacklo_epi16(a_hi, b_hi), flip));
+  _mm_storeu_si128(o + 3, _mm_xor_si128(_mm_unpackhi_epi16(a_hi, b_hi), flip));
+}
+
 // The 64 bytes of 16 pixels' quads, x ^ 0x80: pixel j's bytes are byte j of r0, r1, r2, r3.
 TESSERA_VNNI512 inline __m512i interleave_quads(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
   const __m128i a_lo = _mm_unpacklo_epi8(r0, r1), a_hi = _mm_unpackhi_epi8(r0, r1);
@@ -416,27 +430,15 @@ TESSERA_VNNI512 void interleave4_avx512(const int8_t* const rows[4], uint32_t st
     } else {
       // Bytes 0 .. 2 * left - 2 of the 32 from 2 * j; the words' low bytes are the even ones.
       const __mmask32 mask = (1u << (2 * left - 1)) - 1;
-      for (int b = 0; b < 4; ++b) r[b] = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(mask, rows[b] + 2 * j));
+      for (int b = 0; b < 4; ++b) {
+        const __m256i x = left == 16 && j + 16 < n
+                              ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[b] + 2 * j))
+                              : _mm256_maskz_loadu_epi8(mask, rows[b] + 2 * j);
+        r[b] = _mm256_cvtepi16_epi8(x);
+      }
     }
     const __mmask64 store = left == 16 ? ~0ull : (1ull << (4 * left)) - 1;
     _mm512_mask_storeu_epi8(out + 4 * j, store, interleave_quads(r[0], r[1], r[2], r[3]));
-  }
-}
-
-TESSERA_VNNI512 void interleave4_span_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w,
-                                             uint32_t width, uint8_t* out) {
-  for (uint32_t j = 0; j < width; j += 16) {
-    const uint32_t left = width - j < 16 ? width - j : 16;
-    // Columns x0 .. x0 + 15: those in [0, in_w) are loaded, the rest read as x = 0.
-    const int64_t x0 = static_cast<int64_t>(first_col) + j;
-    const int64_t lo = std::clamp<int64_t>(-x0, 0, 16), hi = std::clamp<int64_t>(in_w - x0, lo, 16);
-    const auto mask = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-    __m128i r[4];
-    for (int b = 0; b < 4; ++b) {
-      r[b] = rows[b] == nullptr ? _mm_setzero_si128() : _mm_maskz_loadu_epi8(mask, rows[b] + x0);
-    }
-    const __mmask64 store = left == 16 ? ~0ull : (1ull << (4 * left)) - 1;
-    _mm512_mask_storeu_epi8(out + 4 * static_cast<size_t>(j), store, interleave_quads(r[0], r[1], r[2], r[3]));
   }
 }
 
@@ -451,12 +453,20 @@ TESSERA_VNNI512 void interleave4_pair_avx512(const int8_t* const rows[4], int32_
     const uint64_t bits = ((1ull << hi) - 1) & ~((1ull << lo) - 1);
     const auto mask = static_cast<__mmask32>(bits);
     __m128i even[4], odd[4];
+    const bool inside = lo == 0 && hi == 32;  // masked byte loads are slower: only at the edges
     for (int b = 0; b < 4; ++b) {
-      const __m256i x = rows[b] == nullptr ? _mm256_setzero_si256() : _mm256_maskz_loadu_epi8(mask, rows[b] + x0);
+      const __m256i x = rows[b] == nullptr ? _mm256_setzero_si256()
+                        : inside           ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[b] + x0))
+                                           : _mm256_maskz_loadu_epi8(mask, rows[b] + x0);
       even[b] = _mm256_cvtepi16_epi8(x);
       odd[b] = _mm256_cvtepi16_epi8(_mm256_srli_epi16(x, 8));
     }
-    const __mmask64 store = left == 16 ? ~0ull : (1ull << (4 * left)) - 1;
+    if (left == 16) {
+      store_quads(even[0], even[1], even[2], even[3], out0 + 4 * static_cast<size_t>(j));
+      store_quads(odd[0], odd[1], odd[2], odd[3], out1 + 4 * static_cast<size_t>(j));
+      continue;
+    }
+    const __mmask64 store = (1ull << (4 * left)) - 1;
     _mm512_mask_storeu_epi8(out0 + 4 * static_cast<size_t>(j), store,
                             interleave_quads(even[0], even[1], even[2], even[3]));
     _mm512_mask_storeu_epi8(out1 + 4 * static_cast<size_t>(j), store, interleave_quads(odd[0], odd[1], odd[2], odd[3]));
@@ -491,16 +501,6 @@ const EmuKernels* vnni512_kernels() { return nullptr; }
 void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out) {
   for (size_t j = 0; j < n; ++j) {
     for (size_t b = 0; b < 4; ++b) out[4 * j + b] = static_cast<uint8_t>(rows[b][stride * j]) ^ 0x80u;
-  }
-}
-void interleave4_span_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w, uint32_t width,
-                             uint8_t* out) {
-  for (uint32_t c = 0; c < width; ++c) {
-    for (uint32_t b = 0; b < 4; ++b) {
-      const int64_t x = static_cast<int64_t>(first_col) + c;
-      const int8_t v = rows[b] != nullptr && x >= 0 && x < in_w ? rows[b][x] : 0;
-      out[4 * c + b] = static_cast<uint8_t>(v) ^ 0x80u;
-    }
   }
 }
 void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w, uint32_t width,

@@ -21,12 +21,6 @@ void phase_row(const ConvShape& s, const int8_t* row, uint32_t px, uint32_t widt
 // is read, none of out past 4 * n written). Called only where vnni512_kernels() is not null.
 void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out);
 
-// A stride-1 row of 4 input channels: out[4 * c + b] = x + 128 for rows[b]'s column first_col + c,
-// x = 0 outside [0, in_w) or where rows[b] is null, for c < width, one masked load per channel
-// and 16 pixels (padding columns are masked-off bytes); AVX-512 as interleave4_pair_avx512.
-void interleave4_span_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w, uint32_t width,
-                             uint8_t* out);
-
 // Both column phases of a stride-2 phase row of 4 input channels at once (one load of the row
 // for both): out0[4 * c + b] and out1[4 * c + b] = x + 128 for rows[b]'s columns first_col + 2c
 // and first_col + 2c + 1, x = 0 outside [0, in_w) or where rows[b] is null, for c < width; on
