@@ -393,9 +393,8 @@ TESSERA_VNNI512 void add_row_avx512(const int8_t* a, const int8_t* b, uint32_t n
 
 namespace {
 
-// out[4 * j + b] = r_b[j] ^ 0x80 for j < 16, as four 16-byte stores: one 64-byte store, masked or
-// not, at any alignment crossed a cache line nearly every time, and the whole build ran ~1.5x
-// slower (perf, 56x56 maps).
+// out[4 * j + b] = r_b[j] ^ 0x80 for j < 16, as four 16-byte stores (the full steps; the last,
+// partial one is a masked store of interleave_quads).
 TESSERA_VNNI512 inline void store_quads(__m128i r0, __m128i r1, __m128i r2, __m128i r3, uint8_t* out) {
   const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
   const __m128i a_lo = _mm_unpacklo_epi8(r0, r1), a_hi = _mm_unpackhi_epi8(r0, r1);
