@@ -70,7 +70,7 @@ constexpr size_t kSourceBudget = 192 * 1024;
 
 bool run_implicit_path(const LayerRun& run, const ConvShape& s) {
   const ImplicitGeometry geo = implicit_geometry(s);
-  if (conv_uses_grouped(s, geo)) return run_grouped_path(run, s, geo);
+  if (conv_uses_grouped(s, geo, run.batch, run.pool.size())) return run_grouped_path(run, s, geo);
   const uint32_t threads = run.pool.size();
   const uint32_t units = run.batch * s.groups;
   const size_t row_bytes = static_cast<size_t>(4) * geo.quads_per_tap * geo.phases * geo.width;

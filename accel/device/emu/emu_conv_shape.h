@@ -83,9 +83,9 @@ ImplicitArgs implicit_args(const LayerRun& run, const ConvShape& s, const Implic
 // Block `at` by the kernels' implicit_gemm (conv_uses_implicit), its source built by the task.
 void conv_implicit_block(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo, const ImplicitBlock& at);
 
-// True when an implicit-GEMM conv runs its images in groups (small maps; emu_conv_grouped.cc),
-// and that run; false when the run's deadline stopped it.
-bool conv_uses_grouped(const ConvShape& s, const ImplicitGeometry& geo);
+// True when an implicit-GEMM conv runs its images in groups (small maps, few images per thread;
+// emu_conv_grouped.cc), and that run; false when the run's deadline stopped it.
+bool conv_uses_grouped(const ConvShape& s, const ImplicitGeometry& geo, uint32_t batch, uint32_t threads);
 bool run_grouped_path(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo);
 
 // Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n.
