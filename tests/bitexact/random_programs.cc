@@ -442,6 +442,25 @@ BitexactCase CaseGenerator::stem_case() {
   }
 }
 
+BitexactCase CaseGenerator::small_map_case() {
+  for (;;) {
+    ProgramBuilder b(rng_);
+    const uint32_t in_c = rng_.chance(0.8) ? 4 * rng_.urange(1, 10) : rng_.urange(16, 36);
+    const uint32_t h = rng_.pick<uint32_t>({1, 2, 3, 5, 7, 8, 9, 13, 14, 15, 16, 28, 29});
+    const uint32_t w = rng_.chance(0.7) ? h : rng_.urange(1, 30);
+    const Slice in = b.tensor(in_c, h, w);
+    ConvChoice g = random_conv_choice(rng_, in_c);
+    g.groups = 1;
+    g.out_c = rng_.urange(4, 40);
+    if (rng_.chance(0.5)) {  // ResNet's own: 3x3, padding 1, stride 1 or 2
+      g.kh = g.kw = 3, g.dh = g.dw = 1, g.sw = g.sh;
+      g.pt = g.pb = g.pl = g.pr = 1;
+    }
+    const std::optional<Slice> out = b.conv(in, g);
+    if (out) return b.finish("small map", in, *out, rng_.urange(2, 8));
+  }
+}
+
 BitexactCase CaseGenerator::depthwise_case() {
   for (;;) {
     ProgramBuilder b(rng_);

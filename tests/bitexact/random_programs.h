@@ -57,6 +57,11 @@ class CaseGenerator {
   // filters: the emulator's implicit GEMM on AVX-512 VNNI (quads of channels read straight from
   // the input rows), on rows up to 100 wide (several output rows, or parts of one, per panel).
   BitexactCase quad_case();
+  // A conv of the implicit GEMM (4k or 16 and more input channels, 4-40 filters, one group) on a
+  // map of 1-16 (or 28-29, for stride 2) rows and 1-30 columns, half of them ResNet's 3x3 with
+  // padding 1, at batch 2-8: on AVX-512 VNNI, small maps run by groups of images, each GEMM task
+  // over several images' sources built by other tasks (emu_conv_grouped.cc).
+  BitexactCase small_map_case();
   // A depthwise or thin-group conv (1-2 input and 1-3 output channels per group): the
   // emulator's direct path on maps from 1x1 to 112x112 (widths not a multiple of any vector),
   // kernels 3x3, 5x5, 1x3 and 3x1, stride 1 or 2, padding 0-2, dilation 1 or 2, sometimes a

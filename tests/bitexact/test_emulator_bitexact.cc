@@ -147,6 +147,8 @@ TEST_P(BitexactPathTest, RandomThinLargeLayers) { check(0x7, &CaseGenerator::thi
 
 TEST_P(BitexactPathTest, RandomQuadChannelLayers) { check(0x8, &CaseGenerator::quad_case, 150); }
 
+TEST_P(BitexactPathTest, RandomSmallMapBatchLayers) { check(0xA, &CaseGenerator::small_map_case, 120); }
+
 TEST_P(BitexactPathTest, RandomDepthwiseLayers) { check(0x9, &CaseGenerator::depthwise_case, 150); }
 TEST_P(BitexactPathTest, RandomStemLayers) { check(0xA, &CaseGenerator::stem_case, 120); }
 

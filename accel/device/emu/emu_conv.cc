@@ -71,6 +71,7 @@ constexpr size_t kSourceBudget = 192 * 1024;
 
 bool run_implicit_path(const LayerRun& run, const ConvShape& s) {
   const ImplicitGeometry geo = implicit_geometry(s);
+  if (conv_uses_grouped(s, geo, run.batch, run.pool.size())) return run_grouped_path(run, s, geo);
   const uint32_t threads = run.pool.size();
   const uint32_t units = run.batch * s.groups;
   const size_t row_bytes = static_cast<size_t>(4) * geo.quads_per_tap * geo.phases * geo.width;
@@ -94,8 +95,10 @@ bool run_implicit_path(const LayerRun& run, const ConvShape& s) {
     const uint32_t c = static_cast<uint32_t>(t % oc_chunks);
     const uint32_t b = static_cast<uint32_t>(t / oc_chunks % row_blocks);
     const uint32_t u = static_cast<uint32_t>(t / oc_chunks / row_blocks);
-    conv_implicit_block(run, s, geo, u / s.groups, u % s.groups, b * rows, std::min(s.conv_h, (b + 1) * rows),
-                        c * oc_chunk, std::min(s.out_per_group, (c + 1) * oc_chunk));
+    const ImplicitBlock at{u / s.groups, u % s.groups,
+                           b * rows,     std::min(s.conv_h, (b + 1) * rows),
+                           c * oc_chunk, std::min(s.out_per_group, (c + 1) * oc_chunk)};
+    conv_implicit_block(run, s, geo, at);
   };
   return run.pool.parallel_for(static_cast<size_t>(units) * row_blocks * oc_chunks, block, run.deadline);
 }

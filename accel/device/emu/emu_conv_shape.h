@@ -56,10 +56,37 @@ struct ImplicitGeometry {
 };
 ImplicitGeometry implicit_geometry(const ConvShape& s);
 
-// Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n,
-// by the kernels' implicit_gemm (conv_uses_implicit).
-void conv_implicit_block(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo, uint32_t n, uint32_t g,
-                         uint32_t row_begin, uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);
+// One implicit-GEMM task: output rows [row_begin, row_end) of output channels [oc_begin, oc_end)
+// of group g, image n.
+struct ImplicitBlock {
+  uint32_t n, g, row_begin, row_end, oc_begin, oc_end;
+};
+
+// The quad source of one image's block of out_rows output rows: bytes per plane, per quad of
+// channels (its phases' planes) and in all.
+struct ImplicitSource {
+  size_t plane_bytes, quad_stride, bytes;
+};
+ImplicitSource implicit_source(const ImplicitGeometry& geo, uint32_t out_rows);
+
+// Quads [c_begin, c_end) of the quad source (src's layout) for output rows [row_begin, row_begin
+// + out_rows) of group input `in` (its channel 0), at source (which holds all quads).
+void build_implicit_source(const ConvShape& s, const ImplicitGeometry& geo, const ImplicitSource& src, const int8_t* in,
+                           uint32_t row_begin, uint32_t out_rows, uint32_t c_begin, uint32_t c_end, uint8_t* source);
+
+// The implicit GEMM's arguments for block `at` over `source` (one image, src's layout); fills
+// tap_offset (kernel_h * kernel_w entries), which the arguments point to.
+ImplicitArgs implicit_args(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo,
+                           const ImplicitSource& src, const ImplicitBlock& at, const uint8_t* source,
+                           int32_t* tap_offset);
+
+// Block `at` by the kernels' implicit_gemm (conv_uses_implicit), its source built by the task.
+void conv_implicit_block(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo, const ImplicitBlock& at);
+
+// True when an implicit-GEMM conv runs its images in groups (small maps, few images per thread;
+// emu_conv_grouped.cc), and that run; false when the run's deadline stopped it.
+bool conv_uses_grouped(const ConvShape& s, const ImplicitGeometry& geo, uint32_t batch, uint32_t threads);
+bool run_grouped_path(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo);
 
 // Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n.
 void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g, uint32_t row_begin,

@@ -11,6 +11,7 @@
 // accumulators, 4 panel vectors, one broadcast weight quad). Requantisation uses AVX-512's
 // 64-bit arithmetic shift and min, in abi::requantize's order.
 #include "accel/device/emu/emu_kernels.h"
+#include "accel/device/emu/emu_quad_source.h"
 
 #if defined(__x86_64__)
 
@@ -165,13 +166,14 @@ uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segm
 // quads; stores the segments' pixels of each channel.
 template <int Rows, int Vecs>
 TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, uint32_t m0, uint32_t p0,
-                                     const Segment* segments, uint32_t count) {
+                                     const uint8_t* source, int8_t* image_out, const Segment* segments,
+                                     uint32_t count) {
   __m512i acc00 = _mm512_setzero_si512(), acc01 = acc00, acc02 = acc00, acc03 = acc00, acc10 = acc00, acc11 = acc00,
           acc12 = acc00, acc13 = acc00, acc20 = acc00, acc21 = acc00, acc22 = acc00, acc23 = acc00, acc30 = acc00,
           acc31 = acc00, acc32 = acc00, acc33 = acc00, acc40 = acc00, acc41 = acc00, acc42 = acc00, acc43 = acc00,
           acc50 = acc00, acc51 = acc00, acc52 = acc00, acc53 = acc00;
   __m512i b0 = acc00, b1 = acc00, b2 = acc00, b3 = acc00;
-  const uint8_t* base = g.source + 4 * static_cast<size_t>(p0);
+  const uint8_t* base = source + 4 * static_cast<size_t>(p0);
   uint32_t q = 0;
   for (uint32_t t = 0; t < g.taps; ++t) {
     const uint8_t* p = base + g.tap_offset[t];
@@ -211,7 +213,7 @@ TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, ui
     if constexpr (Vecs > 3) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 48), rq), 3);
     // out + offset - start may lie up to 63 bytes before the output plane (then only its masked-
     // off bytes do: nothing is accessed there).
-    int8_t* out = g.out + i * g.out_stride;
+    int8_t* out = image_out + i * g.out_stride;
     for (uint32_t k = 0; k < count; ++k) {
       const Segment& seg = segments[k];
       const __mmask64 mask = seg.len >= 64 ? ~0ull : ((1ull << seg.len) - 1) << seg.start;
@@ -274,29 +276,34 @@ void gemm_vnni512(const GemmArgs& g) {
 }
 
 // Panels of 64 virtual pixels by blocks of kVnniRows channels: panel-major while all the weights
-// are smaller than the source (they stay in cache over the panels), channel-major otherwise (a
-// block's weights stay in L1 over the panels: the late layers' 512 x 4608).
+// are smaller than an image's source (they stay in cache over the panels), channel-major otherwise
+// (a block's weights stay in L1 over the panels of all the images: the late layers' 512 x 4608).
 void implicit_vnni512(const ImplicitArgs& g) {
   const uint32_t quads = g.taps * g.quads_per_tap;
   const uint32_t panel = 16 * kVectors;
   const size_t weight_bytes = static_cast<size_t>(g.m) * quads * 4;
   const size_t source_bytes = g.quad_stride * g.quads_per_tap;
   Segment segments[16 * kVectors + 1];
-  const auto run = [&](uint32_t m0, uint32_t p0) {
+  const auto run = [&](uint32_t m0, uint32_t n, uint32_t p0) {
     const uint32_t count = std::min(panel, g.pixels - p0);
     const uint32_t found = panel_segments(g, p0, count, segments);
     if (found == 0) return;
     const uint32_t rows = std::min(g.m - m0, kVnniRows);
-    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0, segments,
-                                                      found);
+    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0,
+                                                      g.source + n * g.image_source_stride,
+                                                      g.out + n * g.image_out_stride, segments, found);
   };
   if (weight_bytes <= source_bytes) {
-    for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) {
-      for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) run(m0, p0);
+    for (uint32_t n = 0; n < g.images; ++n) {
+      for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) {
+        for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) run(m0, n, p0);
+      }
     }
   } else {
     for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) {
-      for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) run(m0, p0);
+      for (uint32_t n = 0; n < g.images; ++n) {
+        for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) run(m0, n, p0);
+      }
     }
   }
 }
@@ -384,6 +391,87 @@ TESSERA_VNNI512 void add_row_avx512(const int8_t* a, const int8_t* b, uint32_t n
 
 }  // namespace
 
+namespace {
+
+// out[4 * j + b] = r_b[j] ^ 0x80 for j < 16, as four 16-byte stores (the full steps; the last,
+// partial one is a masked store of interleave_quads).
+TESSERA_VNNI512 inline void store_quads(__m128i r0, __m128i r1, __m128i r2, __m128i r3, uint8_t* out) {
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  const __m128i a_lo = _mm_unpacklo_epi8(r0, r1), a_hi = _mm_unpackhi_epi8(r0, r1);
+  const __m128i b_lo = _mm_unpacklo_epi8(r2, r3), b_hi = _mm_unpackhi_epi8(r2, r3);
+  auto* o = reinterpret_cast<__m128i*>(out);
+  _mm_storeu_si128(o, _mm_xor_si128(_mm_unpacklo_epi16(a_lo, b_lo), flip));
+  _mm_storeu_si128(o + 1, _mm_xor_si128(_mm_unpackhi_epi16(a_lo, b_lo), flip));
+  _mm_storeu_si128(o + 2, _mm_xor_si128(_mm_unpacklo_epi16(a_hi, b_hi), flip));
+  _mm_storeu_si128(o + 3, _mm_xor_si128(_mm_unpackhi_epi16(a_hi, b_hi), flip));
+}
+
+// The 64 bytes of 16 pixels' quads, x ^ 0x80: pixel j's bytes are byte j of r0, r1, r2, r3.
+TESSERA_VNNI512 inline __m512i interleave_quads(__m128i r0, __m128i r1, __m128i r2, __m128i r3) {
+  const __m128i a_lo = _mm_unpacklo_epi8(r0, r1), a_hi = _mm_unpackhi_epi8(r0, r1);
+  const __m128i b_lo = _mm_unpacklo_epi8(r2, r3), b_hi = _mm_unpackhi_epi8(r2, r3);
+  __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(a_lo, b_lo));
+  v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a_lo, b_lo), 1);
+  v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(a_hi, b_hi), 2);
+  v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(a_hi, b_hi), 3);
+  return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+
+}  // namespace
+
+TESSERA_VNNI512 void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out) {
+  for (size_t j = 0; j < n; j += 16) {
+    const auto left = static_cast<uint32_t>(n - j < 16 ? n - j : 16);
+    __m128i r[4];
+    if (stride == 1) {
+      const auto mask = static_cast<__mmask16>(left == 16 ? 0xFFFFu : (1u << left) - 1);
+      for (int b = 0; b < 4; ++b) r[b] = _mm_maskz_loadu_epi8(mask, rows[b] + j);
+    } else {
+      // Bytes 0 .. 2 * left - 2 of the 32 from 2 * j; the words' low bytes are the even ones.
+      const __mmask32 mask = (1u << (2 * left - 1)) - 1;
+      for (int b = 0; b < 4; ++b) {
+        const __m256i x = left == 16 && j + 16 < n
+                              ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[b] + 2 * j))
+                              : _mm256_maskz_loadu_epi8(mask, rows[b] + 2 * j);
+        r[b] = _mm256_cvtepi16_epi8(x);
+      }
+    }
+    const __mmask64 store = left == 16 ? ~0ull : (1ull << (4 * left)) - 1;
+    _mm512_mask_storeu_epi8(out + 4 * j, store, interleave_quads(r[0], r[1], r[2], r[3]));
+  }
+}
+
+TESSERA_VNNI512 void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w,
+                                             uint32_t width, uint8_t* out0, uint8_t* out1) {
+  for (uint32_t j = 0; j < width; j += 16) {
+    const uint32_t left = width - j < 16 ? width - j : 16;
+    // The 32 input columns from x0: those in [0, in_w) are loaded, the rest read as x = 0 (the
+    // masked-off bytes are neither read nor faulted on, before the row or past it).
+    const int64_t x0 = static_cast<int64_t>(first_col) + 2 * static_cast<int64_t>(j);
+    const int64_t lo = std::clamp<int64_t>(-x0, 0, 32), hi = std::clamp<int64_t>(in_w - x0, lo, 32);
+    const uint64_t bits = ((1ull << hi) - 1) & ~((1ull << lo) - 1);
+    const auto mask = static_cast<__mmask32>(bits);
+    __m128i even[4], odd[4];
+    const bool inside = lo == 0 && hi == 32;  // masked byte loads are slower: only at the edges
+    for (int b = 0; b < 4; ++b) {
+      const __m256i x = rows[b] == nullptr ? _mm256_setzero_si256()
+                        : inside           ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[b] + x0))
+                                           : _mm256_maskz_loadu_epi8(mask, rows[b] + x0);
+      even[b] = _mm256_cvtepi16_epi8(x);
+      odd[b] = _mm256_cvtepi16_epi8(_mm256_srli_epi16(x, 8));
+    }
+    if (left == 16) {
+      store_quads(even[0], even[1], even[2], even[3], out0 + 4 * static_cast<size_t>(j));
+      store_quads(odd[0], odd[1], odd[2], odd[3], out1 + 4 * static_cast<size_t>(j));
+      continue;
+    }
+    const __mmask64 store = (1ull << (4 * left)) - 1;
+    _mm512_mask_storeu_epi8(out0 + 4 * static_cast<size_t>(j), store,
+                            interleave_quads(even[0], even[1], even[2], even[3]));
+    _mm512_mask_storeu_epi8(out1 + 4 * static_cast<size_t>(j), store, interleave_quads(odd[0], odd[1], odd[2], odd[3]));
+  }
+}
+
 const EmuKernels* vnni512_kernels() {
   static const EmuKernels* kernels = []() -> const EmuKernels* {
     const EmuKernels* avx2 = avx2_kernels();
@@ -410,6 +498,24 @@ const EmuKernels* vnni512_kernels() {
 
 namespace tessera::emu {
 const EmuKernels* vnni512_kernels() { return nullptr; }
+// Never called (vnni512_kernels() is null): portable loops.
+void interleave4_avx512(const int8_t* const rows[4], uint32_t stride, size_t n, uint8_t* out) {
+  for (size_t j = 0; j < n; ++j) {
+    for (size_t b = 0; b < 4; ++b) out[4 * j + b] = static_cast<uint8_t>(rows[b][stride * j]) ^ 0x80u;
+  }
+}
+void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uint32_t in_w, uint32_t width,
+                             uint8_t* out0, uint8_t* out1) {
+  for (uint32_t c = 0; c < width; ++c) {
+    for (uint32_t b = 0; b < 4; ++b) {
+      for (int64_t px = 0; px < 2; ++px) {
+        const int64_t x = static_cast<int64_t>(first_col) + 2 * c + px;
+        const int8_t v = rows[b] != nullptr && x >= 0 && x < in_w ? rows[b][x] : 0;
+        (px == 0 ? out0 : out1)[4 * c + b] = static_cast<uint8_t>(v) ^ 0x80u;
+      }
+    }
+  }
+}
 }  // namespace tessera::emu
 
 #endif

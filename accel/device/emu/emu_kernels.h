@@ -57,7 +57,9 @@ struct GemmArgs {
 // and channels past the group's read as x = 0). Pixels are virtual: p = y * width + x over rows
 // of `width` columns, of which the first valid_w are outputs (the rest, the padding's columns,
 // are computed and dropped). Output channel i's pixel (y, x) goes to out[i * out_stride + y *
-// valid_w + x] after requantisation with q (channel i: q.bias[i] ...).
+// valid_w + x] after requantisation with q (channel i: q.bias[i] ...). `images` images (on small
+// maps, so that each block of weights is read once for several) have their sources
+// image_source_stride bytes apart and their outputs image_out_stride bytes apart.
 struct ImplicitArgs {
   const int32_t* packed;  // the m channels' weights in pack_tap_quads() layout (block-aligned start)
   uint32_t m;
@@ -69,6 +71,8 @@ struct ImplicitArgs {
   RequantParams q;
   int8_t* out;
   size_t out_stride;
+  uint32_t images;
+  size_t image_source_stride, image_out_stride;
 };
 
 // Packs [m][channels][taps] int8 conv weights (one group) for the implicit GEMM: blocks of
