@@ -12,6 +12,16 @@
 namespace tessera::client {
 namespace {
 
+// A unary Classify call's context (credentials, deadline) and request, as both unary senders send it.
+void prepare_classify(grpc::ClientContext& context, v1::ClassifyRequest& request, const Connection& connection,
+                      const BenchCallOptions& options, const std::string& request_id, const BenchImage& image) {
+  prepare_context(context, connection, options.timeout);
+  request.set_model(options.model);
+  request.set_image(image.bytes);
+  request.set_top_k(options.top_k);
+  request.set_request_id(request_id);
+}
+
 class UnarySender : public BenchSender {
  public:
   UnarySender(const Connection& connection, std::shared_ptr<grpc::Channel> channel, BenchCallOptions options)
@@ -22,11 +32,7 @@ class UnarySender : public BenchSender {
 
   bool send(unsigned, const std::string& request_id, const BenchImage& image, BenchDone done) override {
     auto* call = new Call;
-    prepare_context(call->context, connection_, options_.timeout);
-    call->request.set_model(options_.model);
-    call->request.set_image(image.bytes);
-    call->request.set_top_k(options_.top_k);
-    call->request.set_request_id(request_id);
+    prepare_classify(call->context, call->request, connection_, options_, request_id, image);
     call->done = std::move(done);
     stub_->async()->Classify(&call->context, &call->request, &call->response, [call](const grpc::Status& status) {
       std::unique_ptr<Call> owned(call);
@@ -73,11 +79,7 @@ class UnaryQueueSender : public BenchSender {
 
   bool send(unsigned, const std::string& request_id, const BenchImage& image, BenchDone done) override {
     auto* call = new Call;
-    prepare_context(call->context, connection_, options_.timeout);
-    call->request.set_model(options_.model);
-    call->request.set_image(image.bytes);
-    call->request.set_top_k(options_.top_k);
-    call->request.set_request_id(request_id);
+    prepare_classify(call->context, call->request, connection_, options_, request_id, image);
     call->done = std::move(done);
     call->reader = stub_->AsyncClassify(&call->context, call->request, &queue_);
     call->reader->Finish(&call->response, &call->status, call);

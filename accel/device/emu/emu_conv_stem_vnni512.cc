@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "accel/device/emu/emu_vnni_panel.h"
+
 #define TESSERA_STEM512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 namespace tessera::emu {
@@ -56,29 +58,6 @@ TESSERA_STEM512 inline __m128i requantize16_saturated(__m512i acc, const StemReq
   return _mm_unpacklo_epi8(_mm512_maskz_cvtsepi64_epi8(kAll, even), _mm512_maskz_cvtsepi64_epi8(kAll, odd));
 }
 
-// A run of a panel's pixels that are outputs: panel bytes [start, start + len) go to out + offset
-// of each channel's plane.
-struct Segment {
-  uint32_t start, len;
-  size_t offset;
-};
-
-// The output runs of virtual pixels [p0, p0 + count) (rows of g.width, the first g.valid_w of
-// each an output); returns how many.
-uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segment* segments) {
-  uint32_t found = 0;
-  for (uint32_t p = p0; p < p0 + count;) {
-    const uint32_t y = p / g.width, x = p % g.width;
-    const uint32_t row_end = std::min(p0 + count, p + (g.width - x));
-    if (x < g.valid_w) {
-      const uint32_t end = std::min(row_end, p + (g.valid_w - x));
-      segments[found++] = {p - p0, end - p, static_cast<size_t>(y) * g.valid_w + x};
-    }
-    p = row_end;
-  }
-  return found;
-}
-
 // NOLINTBEGIN(bugprone-macro-parentheses)
 #define TESSERA_STEM_DP(R, V) \
   if constexpr (Rows > R && Vecs > V) dpbusd(acc##R##V, b##V, w);
@@ -98,7 +77,7 @@ uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segm
 // Requantises channel i's 16 * Vecs sums and stores the segments' bytes of its row.
 template <int Vecs>
 TESSERA_STEM512 inline void store_row(const ImplicitArgs& g, uint32_t i, int32_t correction, const int32_t* sums,
-                                      const Segment* segments, uint32_t count) {
+                                      const vnni::Segment* segments, uint32_t count) {
   const StemRequant rq{_mm512_set1_epi32(wrap_add(g.q.bias[i], correction)), _mm512_set1_epi32(g.q.multiplier[i]),
                        _mm512_set1_epi64(static_cast<long long>(1) << (g.q.shift[i] - 1)),
                        _mm_cvtsi32_si128(g.q.shift[i])};
@@ -112,7 +91,7 @@ TESSERA_STEM512 inline void store_row(const ImplicitArgs& g, uint32_t i, int32_t
   // out + offset - start may lie before the plane, where only masked-off bytes fall.
   int8_t* out = g.out + i * g.out_stride;
   for (uint32_t k = 0; k < count; ++k) {
-    const Segment& seg = segments[k];
+    const vnni::Segment& seg = segments[k];
     const __mmask64 mask = seg.len >= 64 ? ~0ull : ((1ull << seg.len) - 1) << seg.start;
     _mm512_mask_storeu_epi8(out + (static_cast<ptrdiff_t>(seg.offset) - seg.start), mask, line);
   }
@@ -121,7 +100,7 @@ TESSERA_STEM512 inline void store_row(const ImplicitArgs& g, uint32_t i, int32_t
 // Rows x (16 * Vecs) pixels from virtual pixel p0 over all taps and the 3 quads of each.
 template <int Rows, int Vecs>
 TESSERA_STEM512 void stem_kernel(const ImplicitArgs& g, const int32_t* a, uint32_t m0, uint32_t p0,
-                                 const Segment* segments, uint32_t count) {
+                                 const vnni::Segment* segments, uint32_t count) {
   __m512i acc00 = _mm512_setzero_si512(), acc01 = acc00, acc02 = acc00, acc03 = acc00, acc10 = acc00, acc11 = acc00,
           acc12 = acc00, acc13 = acc00, acc20 = acc00, acc21 = acc00, acc22 = acc00, acc23 = acc00, acc30 = acc00,
           acc31 = acc00, acc32 = acc00, acc33 = acc00, acc40 = acc00, acc41 = acc00, acc42 = acc00, acc43 = acc00,
@@ -163,7 +142,7 @@ TESSERA_STEM512 void stem_kernel(const ImplicitArgs& g, const int32_t* a, uint32
 #undef TESSERA_STEM_SAVE
 #undef TESSERA_STEM_SAVE_ROW
 
-using StemKernelFn = void (*)(const ImplicitArgs&, const int32_t*, uint32_t, uint32_t, const Segment*, uint32_t);
+using StemKernelFn = void (*)(const ImplicitArgs&, const int32_t*, uint32_t, uint32_t, const vnni::Segment*, uint32_t);
 
 template <int Rows>
 StemKernelFn kernel_for(uint32_t vecs) {
@@ -189,10 +168,10 @@ StemKernelFn pick(uint32_t rows, uint32_t vecs) {
 // each panel's source over the channel blocks.
 void stem_gemm_avx512(const ImplicitArgs& g) {
   const uint32_t quads = g.taps * kQuadsPerTap;
-  Segment segments[kPanel + 1];
+  vnni::Segment segments[kPanel + 1];
   for (uint32_t p0 = 0; p0 < g.pixels; p0 += kPanel) {
     const uint32_t count = std::min(kPanel, g.pixels - p0);
-    const uint32_t found = panel_segments(g, p0, count, segments);
+    const uint32_t found = vnni::panel_segments(g, p0, count, segments);
     if (found == 0) continue;
     for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) {
       const uint32_t rows = std::min(g.m - m0, kVnniRows);

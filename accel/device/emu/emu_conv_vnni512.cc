@@ -139,34 +139,11 @@ TESSERA_VNNI512 void micro_kernel(const GemmArgs& g, const int32_t* a, const uin
   }
 }
 
-// A run of an implicit GEMM panel's pixels that are outputs: panel bytes [start, start + len)
-// go to out + offset of each channel's plane.
-struct Segment {
-  uint32_t start, len;
-  size_t offset;
-};
-
-// The output runs of virtual pixels [p0, p0 + count) (rows of g.width, the first g.valid_w
-// of each an output); returns how many.
-uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segment* segments) {
-  uint32_t found = 0;
-  for (uint32_t p = p0; p < p0 + count;) {
-    const uint32_t y = p / g.width, x = p % g.width;
-    const uint32_t row_end = std::min(p0 + count, p + (g.width - x));
-    if (x < g.valid_w) {
-      const uint32_t end = std::min(row_end, p + (g.valid_w - x));
-      segments[found++] = {p - p0, end - p, static_cast<size_t>(y) * g.valid_w + x};
-    }
-    p = row_end;
-  }
-  return found;
-}
-
 // Rows x (16 * Vecs) pixels of an implicit GEMM from virtual pixel p0 over all taps and
 // quads; stores the segments' pixels of each channel.
 template <int Rows, int Vecs>
 TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, uint32_t m0, uint32_t p0,
-                                     const uint8_t* source, int8_t* image_out, const Segment* segments,
+                                     const uint8_t* source, int8_t* image_out, const vnni::Segment* segments,
                                      uint32_t count) {
   __m512i acc00 = _mm512_setzero_si512(), acc01 = acc00, acc02 = acc00, acc03 = acc00, acc10 = acc00, acc11 = acc00,
           acc12 = acc00, acc13 = acc00, acc20 = acc00, acc21 = acc00, acc22 = acc00, acc23 = acc00, acc30 = acc00,
@@ -215,7 +192,7 @@ TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, ui
     // off bytes do: nothing is accessed there).
     int8_t* out = image_out + i * g.out_stride;
     for (uint32_t k = 0; k < count; ++k) {
-      const Segment& seg = segments[k];
+      const vnni::Segment& seg = segments[k];
       const __mmask64 mask = seg.len >= 64 ? ~0ull : ((1ull << seg.len) - 1) << seg.start;
       _mm512_mask_storeu_epi8(out + (static_cast<ptrdiff_t>(seg.offset) - seg.start), mask, line);
     }
@@ -283,10 +260,10 @@ void implicit_vnni512(const ImplicitArgs& g) {
   const uint32_t panel = 16 * kVectors;
   const size_t weight_bytes = static_cast<size_t>(g.m) * quads * 4;
   const size_t source_bytes = g.quad_stride * g.quads_per_tap;
-  Segment segments[16 * kVectors + 1];
+  vnni::Segment segments[16 * kVectors + 1];
   const auto run = [&](uint32_t m0, uint32_t n, uint32_t p0) {
     const uint32_t count = std::min(panel, g.pixels - p0);
-    const uint32_t found = panel_segments(g, p0, count, segments);
+    const uint32_t found = vnni::panel_segments(g, p0, count, segments);
     if (found == 0) return;
     const uint32_t rows = std::min(g.m - m0, kVnniRows);
     pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0,

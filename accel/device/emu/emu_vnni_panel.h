@@ -9,6 +9,7 @@
 
 #include <emmintrin.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -53,6 +54,29 @@ inline void pack_quads(const int8_t* col, size_t stride, uint32_t k, uint32_t ve
       _mm_storeu_si128(out + 3, _mm_xor_si128(_mm_unpackhi_epi16(a_hi, b_hi), flip));
     }
   }
+}
+
+// A run of an implicit GEMM panel's pixels that are outputs: panel bytes [start, start + len)
+// go to out + offset of each channel's plane (the AVX-512 implicit and stem GEMMs).
+struct Segment {
+  uint32_t start, len;
+  size_t offset;
+};
+
+// The output runs of virtual pixels [p0, p0 + count) (rows of g.width, the first g.valid_w
+// of each an output); returns how many.
+inline uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segment* segments) {
+  uint32_t found = 0;
+  for (uint32_t p = p0; p < p0 + count;) {
+    const uint32_t y = p / g.width, x = p % g.width;
+    const uint32_t row_end = std::min(p0 + count, p + (g.width - x));
+    if (x < g.valid_w) {
+      const uint32_t end = std::min(row_end, p + (g.valid_w - x));
+      segments[found++] = {p - p0, end - p, static_cast<size_t>(y) * g.valid_w + x};
+    }
+    p = row_end;
+  }
+  return found;
 }
 
 }  // namespace tessera::emu::vnni
