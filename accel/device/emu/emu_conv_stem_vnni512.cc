@@ -1,11 +1,9 @@
 // The stem path's GEMM on AVX-512 VNNI (EmuKernels::stem_gemm; emu_conv_stem.cc builds its
 // source and packs its weights): the implicit GEMM of emu_conv_vnni512.cc (ImplicitArgs, 6
 // channels x 64 virtual pixels, vpdpbusd, masked stores of each output row's segments) with 3
-// quads per tap and a cheaper requantisation. A stem's reduction is short (42 quads for a 7x7
-// over 3 channels), so the requantisation was a third of this kernel's time: here each 64-bit
-// product is rounded, shifted and narrowed to int8 with signed saturation (vpmovsqb), and the
-// clamp to [lo, hi] runs once per 64 bytes on the narrowed row. Saturating first gives the same
-// bytes: -128 <= lo <= hi <= 127 (abi::layer_fits), so clamp(saturate(p)) = clamp(p).
+// quads per tap. A stem's reduction is short (42 quads for a 7x7 over 3 channels), so the
+// requantisation was a third of this kernel's time: hence the saturating one of
+// emu_vnni512_row_store.h, which the implicit GEMM now shares.
 // Only functions marked TESSERA_STEM512 use AVX-512; the table offers it only on CPUs with
 // avx512f, bw, vl and vnni.
 #include "accel/device/emu/emu_kernels.h"
@@ -18,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "accel/device/emu/emu_vnni512_row_store.h"
 #include "accel/device/emu/emu_vnni_panel.h"
 
 #define TESSERA_STEM512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -36,28 +35,6 @@ TESSERA_STEM512 inline void dpbusd(__m512i& acc, __m512i b, __m512i w) {
   asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(b), "v"(w));
 }
 
-// One output channel's requantisation constants, broadcast.
-struct StemRequant {
-  __m512i bias, multiplier, round;
-  __m128i shift;
-};
-
-// Sixteen int32 sums -> sixteen int8, saturated but not yet clamped to [lo, hi]: (acc + bias)
-// (wrapping) times the multiplier in 64 bits, even and odd lanes apart, rounded and shifted as
-// abi::requantize, narrowed with saturation and interleaved back into lane order.
-TESSERA_STEM512 inline __m128i requantize16_saturated(__m512i acc, const StemRequant& q) {
-  // The zero-masked forms with every lane selected: GCC 12's unmasked ones start from an
-  // "undefined" vector its -Wuninitialized flags here.
-  constexpr __mmask8 kAll = 0xFF;
-  acc = _mm512_add_epi32(acc, q.bias);
-  const __m512i odd_lanes = _mm512_maskz_srli_epi64(kAll, acc, 32);
-  const __m512i even =
-      _mm512_maskz_sra_epi64(kAll, _mm512_add_epi64(_mm512_maskz_mul_epi32(kAll, acc, q.multiplier), q.round), q.shift);
-  const __m512i odd = _mm512_maskz_sra_epi64(
-      kAll, _mm512_add_epi64(_mm512_maskz_mul_epi32(kAll, odd_lanes, q.multiplier), q.round), q.shift);
-  return _mm_unpacklo_epi8(_mm512_maskz_cvtsepi64_epi8(kAll, even), _mm512_maskz_cvtsepi64_epi8(kAll, odd));
-}
-
 // NOLINTBEGIN(bugprone-macro-parentheses)
 #define TESSERA_STEM_DP(R, V) \
   if constexpr (Rows > R && Vecs > V) dpbusd(acc##R##V, b##V, w);
@@ -73,29 +50,6 @@ TESSERA_STEM512 inline __m128i requantize16_saturated(__m512i acc, const StemReq
 #define TESSERA_STEM_LOAD(V) \
   if constexpr (Vecs > V) b##V = _mm512_loadu_si512(p + 64 * V);
 // NOLINTEND(bugprone-macro-parentheses)
-
-// Requantises channel i's 16 * Vecs sums and stores the segments' bytes of its row.
-template <int Vecs>
-TESSERA_STEM512 inline void store_row(const ImplicitArgs& g, uint32_t i, int32_t correction, const int32_t* sums,
-                                      const vnni::Segment* segments, uint32_t count) {
-  const StemRequant rq{_mm512_set1_epi32(wrap_add(g.q.bias[i], correction)), _mm512_set1_epi32(g.q.multiplier[i]),
-                       _mm512_set1_epi64(static_cast<long long>(1) << (g.q.shift[i] - 1)),
-                       _mm_cvtsi32_si128(g.q.shift[i])};
-  __m512i line = _mm512_castsi128_si512(requantize16_saturated(_mm512_load_si512(sums), rq));
-  if constexpr (Vecs > 1) line = _mm512_inserti32x4(line, requantize16_saturated(_mm512_load_si512(sums + 16), rq), 1);
-  if constexpr (Vecs > 2) line = _mm512_inserti32x4(line, requantize16_saturated(_mm512_load_si512(sums + 32), rq), 2);
-  if constexpr (Vecs > 3) line = _mm512_inserti32x4(line, requantize16_saturated(_mm512_load_si512(sums + 48), rq), 3);
-  line = _mm512_max_epi8(_mm512_min_epi8(line, _mm512_set1_epi8(static_cast<char>(g.q.hi))),
-                         _mm512_set1_epi8(static_cast<char>(g.q.lo)));
-  // As emu_conv_vnni512.cc: one masked store per segment of the row kept in a register;
-  // out + offset - start may lie before the plane, where only masked-off bytes fall.
-  int8_t* out = g.out + i * g.out_stride;
-  for (uint32_t k = 0; k < count; ++k) {
-    const vnni::Segment& seg = segments[k];
-    const __mmask64 mask = seg.len >= 64 ? ~0ull : ((1ull << seg.len) - 1) << seg.start;
-    _mm512_mask_storeu_epi8(out + (static_cast<ptrdiff_t>(seg.offset) - seg.start), mask, line);
-  }
-}
 
 // Rows x (16 * Vecs) pixels from virtual pixel p0 over all taps and the 3 quads of each.
 template <int Rows, int Vecs>
@@ -133,7 +87,10 @@ TESSERA_STEM512 void stem_kernel(const ImplicitArgs& g, const int32_t* a, uint32
   TESSERA_STEM_SAVE_ROW(4)
   TESSERA_STEM_SAVE_ROW(5)
   const int32_t* correction = a + static_cast<size_t>(q) * Rows;
-  for (int r = 0; r < Rows; ++r) store_row<Vecs>(g, m0 + r, correction[r], sums[r], segments, count);
+  for (int r = 0; r < Rows; ++r) {
+    const uint32_t i = m0 + r;
+    vnni::store_requantized_row<Vecs>(g.q, i, correction[r], sums[r], g.out + i * g.out_stride, segments, count);
+  }
 }
 
 #undef TESSERA_STEM_DP

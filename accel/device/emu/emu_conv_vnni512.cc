@@ -9,7 +9,8 @@
 // (pack_weights_quads) is added with the bias, so every lane ends at sum w * x + bias modulo 2^32,
 // the accelerator's int32 accumulator. The micro-kernel is 6 channels x 64 pixels (24 zmm
 // accumulators, 4 panel vectors, one broadcast weight quad). Requantisation uses AVX-512's
-// 64-bit arithmetic shift and min, in abi::requantize's order.
+// 64-bit arithmetic shift and min, in abi::requantize's order; the implicit GEMM's rows saturate to int8
+// first and clamp after, the same bytes (emu_vnni512_row_store.h, shared with the stem GEMM).
 #include "accel/device/emu/emu_kernels.h"
 #include "accel/device/emu/emu_quad_source.h"
 
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "accel/device/emu/emu_vnni512_row_store.h"
 #include "accel/device/emu/emu_vnni_panel.h"
 
 #define TESSERA_VNNI512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -177,25 +179,7 @@ TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, ui
   const int32_t* correction = a + static_cast<size_t>(q) * Rows;
   for (int r = 0; r < Rows; ++r) {
     const uint32_t i = m0 + r;
-    const Requant512 rq =
-        make_requant(wrap_add(g.q.bias[i], correction[r]), g.q.multiplier[i], g.q.shift[i], g.q.lo, g.q.hi);
-    // The row's 64 bytes stay in a register: each segment is one masked store of it at
-    // out + offset - start, the mask selecting bytes [start, start + len) (the masked-off bytes
-    // are neither written nor faulted on). Going through a buffer in memory stalled every row: a
-    // 64-byte load of bytes just written by four 16-byte stores is not forwarded (perf: a tenth
-    // of this kernel's samples on the load).
-    __m512i line = _mm512_castsi128_si512(requantize16(_mm512_load_si512(sums[r]), rq));
-    if constexpr (Vecs > 1) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 16), rq), 1);
-    if constexpr (Vecs > 2) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 32), rq), 2);
-    if constexpr (Vecs > 3) line = _mm512_inserti32x4(line, requantize16(_mm512_load_si512(sums[r] + 48), rq), 3);
-    // out + offset - start may lie up to 63 bytes before the output plane (then only its masked-
-    // off bytes do: nothing is accessed there).
-    int8_t* out = image_out + i * g.out_stride;
-    for (uint32_t k = 0; k < count; ++k) {
-      const vnni::Segment& seg = segments[k];
-      const __mmask64 mask = seg.len >= 64 ? ~0ull : ((1ull << seg.len) - 1) << seg.start;
-      _mm512_mask_storeu_epi8(out + (static_cast<ptrdiff_t>(seg.offset) - seg.start), mask, line);
-    }
+    vnni::store_requantized_row<Vecs>(g.q, i, correction[r], sums[r], image_out + i * g.out_stride, segments, count);
   }
 }
 
