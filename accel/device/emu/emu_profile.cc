@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "accel/device/emu/emu_conv_stem.h"
 #include "accel/device/emu/emu_kernels.h"
 #include "accel/device/emu/emu_ops.h"
 
@@ -18,12 +19,19 @@ double conv_macs(const abi::LayerDesc& d) {
   return static_cast<double>(d.out_c) * d.conv_h * d.conv_w * per_group * d.kernel_h * d.kernel_w;
 }
 
-std::string describe(const abi::LayerDesc& d) {
+// Which of the emulator's conv paths runs the layer on these kernels (emu_conv.cc's run_conv).
+const char* conv_path(const EmuKernels& kernels, const abi::LayerDesc& d) {
+  if (conv_uses_stem(kernels, d)) return "stem";
+  if (conv_uses_implicit(kernels, d)) return "implicit";
+  return conv_uses_gemm(d) ? "gemm" : "direct";
+}
+
+std::string describe(const EmuKernels& kernels, const abi::LayerDesc& d) {
   char text[160];
   if (d.op == abi::kOpConv) {
     std::snprintf(text, sizeof text, "conv %ux%u/%u g%u %ux%ux%u -> %ux%ux%u%s %s", d.kernel_h, d.kernel_w, d.stride_h,
                   d.groups, d.in_c, d.in_h, d.in_w, d.out_c, d.conv_h, d.conv_w,
-                  d.pool_kind == abi::kPoolMax ? " +maxpool" : "", conv_uses_gemm(d) ? "gemm" : "direct");
+                  d.pool_kind == abi::kPoolMax ? " +maxpool" : "", conv_path(kernels, d));
   } else if (d.op == abi::kOpPool) {
     std::snprintf(text, sizeof text, "%s pool %ux%u/%u %ux%ux%u -> %ux%u", d.pool_kind == abi::kPoolMax ? "max" : "avg",
                   d.pool_h, d.pool_w, d.pool_stride_h, d.in_c, d.in_h, d.in_w, d.out_h, d.out_w);
@@ -56,7 +64,7 @@ void print_profile(const std::vector<abi::LayerDesc>& layers, const EmuKernels& 
                              ? conv_macs(layers[i]) * static_cast<double>(t.images) / t.seconds * 1e-9
                              : 0;
     std::fprintf(stderr, "  %3zu %-52s %8.3f ms/image %5.1f%% %7.1f GMAC/s (batch %.1f)\n", i,
-                 describe(layers[i]).c_str(), per_image_ms, 100 * t.seconds / total, gmacs,
+                 describe(kernels, layers[i]).c_str(), per_image_ms, 100 * t.seconds / total, gmacs,
                  static_cast<double>(t.images) / static_cast<double>(t.runs));
   }
 }
