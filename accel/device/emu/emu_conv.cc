@@ -168,8 +168,9 @@ ConvShape make_conv_shape(const abi::LayerDesc& d) {
   return s;
 }
 
-size_t conv_scratch_bytes(const abi::LayerDesc& d) {
-  if (d.pool_kind != abi::kPoolMax) return 0;
+size_t conv_scratch_bytes(const EmuKernels& kernels, const abi::LayerDesc& d) {
+  // The stem path pools each task's rows from a scratch of its own thread's.
+  if (d.pool_kind != abi::kPoolMax || conv_uses_stem(kernels, d)) return 0;
   const ConvShape s = make_conv_shape(d);
   return static_cast<size_t>(d.out_c) * s.conv_plane;
 }

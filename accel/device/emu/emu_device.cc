@@ -31,7 +31,7 @@ EmuProgram::EmuProgram(const CompiledProgram& program, uint32_t max_batch, std::
   for (size_t i = 0; i < layers_.size(); ++i) {
     const abi::LayerDesc& d = layers_[i];
     if (d.op != abi::kOpConv) continue;
-    scratch_per_image = std::max(scratch_per_image, emu::conv_scratch_bytes(d));
+    scratch_per_image = std::max(scratch_per_image, emu::conv_scratch_bytes(kernels_, d));
     if (kernels_.pack != nullptr) {
       packed_[i].resize(emu::packed_conv_words(kernels_, d));
       emu::pack_conv_weights(kernels_, d, weights_.data(), packed_[i].data());

@@ -23,12 +23,13 @@ struct LayerRun {
   const EmuKernels& kernels;
   EmuThreadPool& pool;
   const int32_t* packed;             // conv: pack_conv_weights() output when kernels.pack is set, else null
-  int8_t* scratch;                   // conv with fused pool: batch * conv_scratch_bytes(d) bytes
+  int8_t* scratch;                   // conv with fused pool: batch * conv_scratch_bytes(kernels, d) bytes
   EmuThreadPool::Deadline deadline;  // the run's: no task of the layer starts after it
 };
 
-// Bytes per image a conv layer needs for its pre-pool output (0 without a fused pool).
-size_t conv_scratch_bytes(const abi::LayerDesc& d);
+// Bytes per image a conv layer needs for its pre-pool output on these kernels (0 without a fused
+// pool, and on the stem path, whose tasks pool from their own thread's scratch).
+size_t conv_scratch_bytes(const EmuKernels& kernels, const abi::LayerDesc& d);
 // True when a conv layer runs on the GEMM path (enough output channels per group to pay for
 // im2col); false: the direct path (depthwise and other thin groups).
 bool conv_uses_gemm(const abi::LayerDesc& d);
