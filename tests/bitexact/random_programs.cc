@@ -457,7 +457,7 @@ BitexactCase CaseGenerator::small_map_case() {
       g.pt = g.pb = g.pl = g.pr = 1;
     }
     const std::optional<Slice> out = b.conv(in, g);
-    if (out) return b.finish("small map", in, *out, rng_.urange(2, 8));
+    if (out) return b.finish("small map", in, *out, rng_.urange(1, 8));
   }
 }
 

@@ -59,8 +59,9 @@ class CaseGenerator {
   BitexactCase quad_case();
   // A conv of the implicit GEMM (4k or 16 and more input channels, 4-40 filters, one group) on a
   // map of 1-16 (or 28-29, for stride 2) rows and 1-30 columns, half of them ResNet's 3x3 with
-  // padding 1, at batch 2-8: on AVX-512 VNNI, small maps run by groups of images, each GEMM task
-  // over several images' sources built by other tasks (emu_conv_grouped.cc).
+  // padding 1, at batch 1-8: on AVX-512 VNNI, small maps run with their images' pixels end to end
+  // (emu_conv_compact.cc) or by groups of images, each GEMM task over several images' sources
+  // built by other tasks (emu_conv_grouped.cc).
   BitexactCase small_map_case();
   // A depthwise or thin-group conv (1-2 input and 1-3 output channels per group): the
   // emulator's direct path on maps from 1x1 to 112x112 (widths not a multiple of any vector),

@@ -1,5 +1,6 @@
 // kOpConv: geometry, weight packing and the split of a layer into pool tasks. The arithmetic is
-// in emu_conv_implicit.cc (implicit GEMM, AVX-512 VNNI), emu_conv_gemm.cc (im2col + GEMM, the
+// in emu_conv_implicit.cc (implicit GEMM, AVX-512 VNNI; on small maps emu_conv_compact.cc and
+// emu_conv_grouped.cc), emu_conv_gemm.cc (im2col + GEMM, the
 // others and few-channel layers) and emu_conv_direct.cc (thin groups).
 #include <algorithm>
 #include <cmath>
@@ -71,6 +72,7 @@ constexpr size_t kSourceBudget = 192 * 1024;
 
 bool run_implicit_path(const LayerRun& run, const ConvShape& s) {
   const ImplicitGeometry geo = implicit_geometry(s);
+  if (conv_uses_compact(s, geo, run.batch)) return run_compact_path(run, s, geo);
   if (conv_uses_grouped(s, geo, run.batch, run.pool.size())) return run_grouped_path(run, s, geo);
   const uint32_t threads = run.pool.size();
   const uint32_t units = run.batch * s.groups;

@@ -88,6 +88,12 @@ void conv_implicit_block(const LayerRun& run, const ConvShape& s, const Implicit
 bool conv_uses_grouped(const ConvShape& s, const ImplicitGeometry& geo, uint32_t batch, uint32_t threads);
 bool run_grouped_path(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo);
 
+// True when an implicit-GEMM conv runs with its images' output pixels end to end (small maps,
+// where rows with their padding columns waste a tenth of the lanes or more; emu_conv_compact.cc),
+// and that run; false when the run's deadline stopped it.
+bool conv_uses_compact(const ConvShape& s, const ImplicitGeometry& geo, uint32_t batch);
+bool run_compact_path(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo);
+
 // Output rows [row_begin, row_end) of output channels [oc_begin, oc_end) of group g, image n.
 void conv_gemm_block(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g, uint32_t row_begin,
                      uint32_t row_end, uint32_t oc_begin, uint32_t oc_end);

@@ -8,7 +8,10 @@
 // Activations go in as x + 128 (emu_vnni_panel.h) and each channel's -128 * sum(w) word
 // (pack_weights_quads) is added with the bias, so every lane ends at sum w * x + bias modulo 2^32,
 // the accelerator's int32 accumulator. The micro-kernel is 6 channels x 64 pixels (24 zmm
-// accumulators, 4 panel vectors, one broadcast weight quad). Requantisation uses AVX-512's
+// accumulators, 4 panel vectors, one broadcast weight quad). In a loop from L1 it is load-bound
+// (416 GMAC/s a core, against 530 for vpdpbusd alone; a broadcast costs nothing, a 512-bit load
+// does) and 12 channels x 32 pixels (2 loads, 12 broadcasts) reaches 535; in ResNet-18's layers
+// that shape was 2-5% slower (2026-11-28, interleaved runs), so 6 x 64 stays. Requantisation uses AVX-512's
 // 64-bit arithmetic shift and min, in abi::requantize's order; the implicit GEMM's rows saturate to int8
 // first and clamp after, the same bytes (emu_vnni512_row_store.h, shared with the stem GEMM).
 #include "accel/device/emu/emu_kernels.h"
@@ -236,12 +239,14 @@ void gemm_vnni512(const GemmArgs& g) {
   }
 }
 
-// Panels of 64 virtual pixels by blocks of kVnniRows channels: panel-major while all the weights
-// are smaller than an image's source (they stay in cache over the panels), channel-major otherwise
-// (a block's weights stay in L1 over the panels of all the images: the late layers' 512 x 4608).
+// Panels of kImplicitPanel virtual pixels by blocks of kVnniRows channels: panel-major while all
+// the weights are smaller than an image's source (they stay in cache over the panels),
+// channel-major otherwise (a block's weights stay in L1 over the panels of all the images: the
+// late layers' 512 x 4608).
 void implicit_vnni512(const ImplicitArgs& g) {
+  static_assert(kImplicitPanel == 16 * kVectors);
   const uint32_t quads = g.taps * g.quads_per_tap;
-  const uint32_t panel = 16 * kVectors;
+  const uint32_t panel = kImplicitPanel;
   const size_t weight_bytes = static_cast<size_t>(g.m) * quads * 4;
   const size_t source_bytes = g.quad_stride * g.quads_per_tap;
   vnni::Segment segments[16 * kVectors + 1];
@@ -250,20 +255,25 @@ void implicit_vnni512(const ImplicitArgs& g) {
     const uint32_t found = vnni::panel_segments(g, p0, count, segments);
     if (found == 0) return;
     const uint32_t rows = std::min(g.m - m0, kVnniRows);
-    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0,
-                                                      g.source + n * g.image_source_stride,
+    // The kernel reads from source + 4 * p0: for a compact source, the panel's start.
+    const uint8_t* source = g.compact_plane != 0
+                                ? g.source + (p0 / panel) * g.panel_stride - 4 * static_cast<size_t>(p0)
+                                : g.source + n * g.image_source_stride;
+    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0, source,
                                                       g.out + n * g.image_out_stride, segments, found);
   };
-  if (weight_bytes <= source_bytes) {
+  // A compact source (emu_conv_compact.cc) is a task's share of the layer's im2col: channel-major,
+  // so each block of weights is read once from L2 for all of the task's panels.
+  if (g.compact_plane == 0 && weight_bytes <= source_bytes) {
     for (uint32_t n = 0; n < g.images; ++n) {
-      for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) {
+      for (uint32_t p0 = g.first_pixel; p0 < g.pixels; p0 += panel) {
         for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) run(m0, n, p0);
       }
     }
   } else {
     for (uint32_t m0 = 0; m0 < g.m; m0 += kVnniRows) {
       for (uint32_t n = 0; n < g.images; ++n) {
-        for (uint32_t p0 = 0; p0 < g.pixels; p0 += panel) run(m0, n, p0);
+        for (uint32_t p0 = g.first_pixel; p0 < g.pixels; p0 += panel) run(m0, n, p0);
       }
     }
   }
@@ -433,6 +443,20 @@ TESSERA_VNNI512 void interleave4_pair_avx512(const int8_t* const rows[4], int32_
   }
 }
 
+TESSERA_VNNI512 void gather_pixels_to_panels_avx512(const uint8_t* src, uint32_t pitch, uint32_t count, uint32_t rows,
+                                                    uint32_t first, size_t panel_stride, uint8_t* dst) {
+  for (uint32_t r = 0; r < rows; ++r, src += 4 * static_cast<size_t>(pitch)) {
+    for (uint32_t j = 0; j < count;) {
+      const uint32_t q = first + r * count + j;
+      const uint32_t n = std::min({count - j, 16u, kImplicitPanel - q % kImplicitPanel});
+      const auto mask = static_cast<__mmask16>(n == 16 ? 0xFFFFu : (1u << n) - 1);
+      _mm512_mask_storeu_epi32(dst + (q / kImplicitPanel) * panel_stride + 4 * (q % kImplicitPanel), mask,
+                               _mm512_maskz_loadu_epi32(mask, src + 4 * static_cast<size_t>(j)));
+      j += n;
+    }
+  }
+}
+
 const EmuKernels* vnni512_kernels() {
   static const EmuKernels* kernels = []() -> const EmuKernels* {
     const EmuKernels* avx2 = avx2_kernels();
@@ -473,6 +497,18 @@ void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uin
         const int64_t x = static_cast<int64_t>(first_col) + 2 * c + px;
         const int8_t v = rows[b] != nullptr && x >= 0 && x < in_w ? rows[b][x] : 0;
         (px == 0 ? out0 : out1)[4 * c + b] = static_cast<uint8_t>(v) ^ 0x80u;
+      }
+    }
+  }
+}
+void gather_pixels_to_panels_avx512(const uint8_t* src, uint32_t pitch, uint32_t count, uint32_t rows, uint32_t first,
+                                    size_t panel_stride, uint8_t* dst) {
+  for (uint32_t r = 0; r < rows; ++r) {
+    for (uint32_t j = 0; j < count; ++j) {
+      const uint32_t q = first + r * count + j;
+      for (size_t b = 0; b < 4; ++b) {
+        dst[(q / kImplicitPanel) * panel_stride + 4 * (q % kImplicitPanel) + b] =
+            src[4 * (static_cast<size_t>(r) * pitch + j) + b];
       }
     }
   }

@@ -26,6 +26,8 @@ constexpr uint32_t kMaxTaps = 11 * 11;
 constexpr uint32_t kGemmRows = 6;
 // Output channels of one VNNI micro-kernel block (pack_weights_quads).
 constexpr uint32_t kVnniRows = 6;
+// (Virtual) pixels of one panel of the AVX-512 implicit GEMM (emu_conv_vnni512.cc): 4 vectors of 16.
+constexpr uint32_t kImplicitPanel = 64;
 
 // Requantisation of a block of output channels: channel i uses bias[i], multiplier[i], shift[i].
 struct RequantParams {
@@ -60,6 +62,12 @@ struct GemmArgs {
 // valid_w + x] after requantisation with q (channel i: q.bias[i] ...). `images` images (on small
 // maps, so that each block of weights is read once for several) have their sources
 // image_source_stride bytes apart and their outputs image_out_stride bytes apart.
+// With compact_plane set (emu_conv_compact.cc: small maps, the images' output pixels end to end,
+// images = 1), pixel p is pixel p % compact_plane of image p / compact_plane, whose output is
+// image_out_stride bytes past the previous image's, and the source is panel-major: the
+// kImplicitPanel pixels from P * kImplicitPanel at source + P * panel_stride, pixel p's quad at
+// tap_offset[t] + c * quad_stride + 4 * (p % kImplicitPanel) from there. The kernel computes
+// pixels [first_pixel, pixels), first_pixel a multiple of kImplicitPanel.
 struct ImplicitArgs {
   const int32_t* packed;  // the m channels' weights in pack_tap_quads() layout (block-aligned start)
   uint32_t m;
@@ -73,6 +81,8 @@ struct ImplicitArgs {
   size_t out_stride;
   uint32_t images;
   size_t image_source_stride, image_out_stride;
+  uint32_t compact_plane, first_pixel;
+  size_t panel_stride;
 };
 
 // Packs [m][channels][taps] int8 conv weights (one group) for the implicit GEMM: blocks of

@@ -1,5 +1,5 @@
-// The quad sources' row builders, shared by the implicit GEMM's per-image layout
-// (emu_conv_implicit.cc) and its several-images layout on small maps (emu_conv_stacked.cc).
+// The quad sources' row builders of the implicit GEMM's per-image layout (emu_conv_implicit.cc),
+// and the copy that packs it end to end for small maps (emu_conv_compact.cc).
 #pragma once
 
 #include <cstddef>
@@ -34,5 +34,13 @@ void interleave4_pair_avx512(const int8_t* const rows[4], int32_t first_col, uin
 // pad_left, for c < width (channels past the group's are x = 0 too).
 void quad_row(const ConvShape& s, const int8_t* in, uint32_t quad, int64_t iy, uint32_t px, uint32_t width,
               uint8_t* out);
+
+// `rows` rows of `count` 4-byte pixels, pitch pixels apart at src, end to end into panels of
+// kImplicitPanel pixels panel_stride bytes apart: pixel j of row r is pixel q = first + r *
+// count + j, at dst + (q / kImplicitPanel) * panel_stride + 4 * (q % kImplicitPanel). On AVX-512
+// (masked steps: nothing past a row's count read, nothing but those pixels written), called only
+// where vnni512_kernels() is not null.
+void gather_pixels_to_panels_avx512(const uint8_t* src, uint32_t pitch, uint32_t count, uint32_t rows, uint32_t first,
+                                    size_t panel_stride, uint8_t* dst);
 
 }  // namespace tessera::emu

@@ -64,9 +64,18 @@ struct Segment {
 };
 
 // The output runs of virtual pixels [p0, p0 + count) (rows of g.width, the first g.valid_w
-// of each an output); returns how many.
+// of each an output; or, with g.compact_plane, images' planes end to end); returns how many.
 inline uint32_t panel_segments(const ImplicitArgs& g, uint32_t p0, uint32_t count, Segment* segments) {
   uint32_t found = 0;
+  if (g.compact_plane != 0) {
+    for (uint32_t p = p0; p < p0 + count;) {
+      const uint32_t n = p / g.compact_plane, x = p % g.compact_plane;
+      const uint32_t end = std::min(p0 + count, p + (g.compact_plane - x));
+      segments[found++] = {p - p0, end - p, n * g.image_out_stride + x};
+      p = end;
+    }
+    return found;
+  }
   for (uint32_t p = p0; p < p0 + count;) {
     const uint32_t y = p / g.width, x = p % g.width;
     const uint32_t row_end = std::min(p0 + count, p + (g.width - x));
