@@ -24,8 +24,6 @@ constexpr uint32_t kMinGemmChannels = 4;
 // chunks stay whole (a 112x112 plane is 113 k MACs).
 constexpr double kDirectTaskMacs = 4 << 20;
 
-uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-
 // Conv rows (or columns) the layer needs. Without a fused pool the conv output is the layer
 // output, which the kernel sizes by out_h/out_w. With one, only the part some pool window
 // covers: conv_h, cut at the last window's end (windows never read past it either).

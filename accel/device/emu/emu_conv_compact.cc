@@ -30,7 +30,6 @@ constexpr uint32_t kMinChannels = 128;
 // Pixels of one panel of the implicit GEMM.
 constexpr uint32_t kPanel = kImplicitPanel;
 
-uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
 }  // namespace
@@ -50,22 +49,24 @@ bool conv_uses_compact(const ConvShape& s, const ImplicitGeometry& geo, uint32_t
 namespace {
 
 // One chunk of images of a layer on this path: images [n0, n0 + count), `pixels` of them end to
-// end in `panels` panels, panel-major (so that the GEMM streams each panel's quads in order: the
-// kPanel pixels of panel P at P * panel_stride, [tap][quad][pixel] within it).
+// end in `panels` panels at `source`.
 struct CompactChunk {
   uint32_t n0, count, pixels, panels;
-  size_t panel_stride;
   uint8_t* source;
 };
 
 // The layer's geometry on this path: one image's per-image source and its tap offsets (those of
-// the per-image layout), and the implicit GEMM's arguments common to every task (the weights'
-// start, the requantisation and output of channel 0 of image 0, the output strides).
+// the per-image layout); the compact layout, panel-major so that the GEMM streams each panel's
+// quads in order (the kPanel pixels of panel P at P * panel_stride, [tap][quad][pixel] within it,
+// tap t at tap_offset[t]); and the implicit GEMM's arguments common to every task (the weights'
+// start, the requantisation and output of channel 0 of image 0, the output strides, the layout).
 struct CompactLayer {
   ImplicitSource src;
   uint32_t taps, quads;
+  size_t panel_stride;
   int32_t image_tap_offset[abi::kMaxKernel * abi::kMaxKernel];
-  ImplicitArgs per_image;
+  int32_t tap_offset[abi::kMaxKernel * abi::kMaxKernel];
+  ImplicitArgs args;
 };
 
 // Source tasks: an image's quads in chunks, about 4 tasks per thread. Each builds the image's
@@ -89,9 +90,9 @@ bool build_chunk(const LayerRun& run, const ConvShape& s, const ImplicitGeometry
         uint8_t* quad = chunk.source + (static_cast<size_t>(tap) * geo.quads_per_tap + c) * 4 * kPanel;
         gather_pixels_to_panels_avx512(image_source.data() + c * layer.src.quad_stride + layer.image_tap_offset[tap],
                                        geo.width, s.conv_w, s.conv_h, static_cast<uint32_t>(n * s.conv_plane),
-                                       chunk.panel_stride, quad);
+                                       layer.panel_stride, quad);
         if (n + 1 == chunk.count && tail != 0) {
-          std::memset(quad + (chunk.panels - 1) * chunk.panel_stride + 4 * tail, 0x80, 4 * (tail_end - tail));
+          std::memset(quad + (chunk.panels - 1) * layer.panel_stride + 4 * tail, 0x80, 4 * (tail_end - tail));
         }
       }
     }
@@ -103,35 +104,22 @@ bool build_chunk(const LayerRun& run, const ConvShape& s, const ImplicitGeometry
 // panels enough, of about equal size; output channels in chunks of whole micro-kernel blocks;
 // about 8 tasks per thread (with 4, 9 tasks of 3 groups x 3 chunks left a thread idle a tenth of
 // a layer).
-bool gemm_chunk(const LayerRun& run, const ConvShape& s, const ImplicitGeometry& geo, const CompactLayer& layer,
-                const CompactChunk& chunk) {
+bool gemm_chunk(const LayerRun& run, const ConvShape& s, const CompactLayer& layer, const CompactChunk& chunk) {
   const uint32_t threads = run.pool.size();
-  const auto budget_panels = static_cast<uint32_t>(kGroupBudget / (static_cast<size_t>(layer.quads) * 4 * kPanel));
+  const auto budget_panels = static_cast<uint32_t>(kGroupBudget / layer.panel_stride);
   const uint32_t most_panels = std::clamp(budget_panels, 1u, std::max(1u, ceil_div(chunk.panels, 2 * threads)));
   const uint32_t group_panels = ceil_div(chunk.panels, ceil_div(chunk.panels, most_panels));
   const uint32_t groups = ceil_div(chunk.panels, group_panels);
   const uint32_t parts = std::min(ceil_div(8 * threads, groups), ceil_div(s.out_per_group, kVnniRows));
   const uint32_t oc_chunk = ceil_div(ceil_div(s.out_per_group, parts), kVnniRows) * kVnniRows;
   const uint32_t oc_chunks = ceil_div(s.out_per_group, oc_chunk);
-  int32_t tap_offset[abi::kMaxKernel * abi::kMaxKernel];
-  for (uint32_t tap = 0; tap < layer.taps; ++tap) {
-    tap_offset[tap] = static_cast<int32_t>(static_cast<size_t>(tap) * geo.quads_per_tap * 4 * kPanel);
-  }
-  ImplicitArgs base = layer.per_image;
-  base.source = chunk.source;
-  base.tap_offset = tap_offset;
-  base.quad_stride = 4 * kPanel;
-  base.panel_stride = chunk.panel_stride;
-  base.width = base.valid_w = chunk.pixels;
-  base.images = 1;
-  base.image_source_stride = 0;
-  base.image_out_stride = s.fused_pool ? static_cast<size_t>(run.d.out_c) * s.conv_plane : run.image_bytes;
-  base.compact_plane = static_cast<uint32_t>(s.conv_plane);
   const auto gemm = [&](size_t t) {
     const auto c = static_cast<uint32_t>(t % oc_chunks), group = static_cast<uint32_t>(t / oc_chunks);
     const uint32_t oc_begin = c * oc_chunk, oc_end = std::min(s.out_per_group, oc_begin + oc_chunk);
-    ImplicitArgs args = base;
-    args.packed = layer.per_image.packed + packed_quad_words(oc_begin, 4 * layer.quads);
+    ImplicitArgs args = layer.args;
+    args.source = chunk.source;
+    args.width = args.valid_w = chunk.pixels;
+    args.packed = layer.args.packed + packed_quad_words(oc_begin, 4 * layer.quads);
     args.m = oc_end - oc_begin;
     args.q = conv_requant(run, oc_begin);
     args.out = conv_output(run, s, chunk.n0, oc_begin);
@@ -149,8 +137,19 @@ bool run_compact_path(const LayerRun& run, const ConvShape& s, const ImplicitGeo
   layer.src = implicit_source(geo, s.conv_h);
   layer.taps = s.kernel_h * s.kernel_w;
   layer.quads = layer.taps * geo.quads_per_tap;
-  layer.per_image = implicit_args(run, s, geo, layer.src, ImplicitBlock{0, 0, 0, s.conv_h, 0, s.out_per_group}, nullptr,
-                                  layer.image_tap_offset);
+  layer.panel_stride = static_cast<size_t>(layer.quads) * 4 * kPanel;
+  for (uint32_t tap = 0; tap < layer.taps; ++tap) {
+    layer.tap_offset[tap] = static_cast<int32_t>(static_cast<size_t>(tap) * geo.quads_per_tap * 4 * kPanel);
+  }
+  layer.args = implicit_args(run, s, geo, layer.src, ImplicitBlock{0, 0, 0, s.conv_h, 0, s.out_per_group}, nullptr,
+                             layer.image_tap_offset);
+  layer.args.tap_offset = layer.tap_offset;
+  layer.args.quad_stride = 4 * kPanel;
+  layer.args.panel_stride = layer.panel_stride;
+  layer.args.images = 1;
+  layer.args.image_source_stride = 0;
+  layer.args.image_out_stride = s.fused_pool ? static_cast<size_t>(run.d.out_c) * s.conv_plane : run.image_bytes;
+  layer.args.compact_plane = static_cast<uint32_t>(s.conv_plane);
   // Chunks of about equal size (5 images under a budget of 4 are 3 + 2, not 4 + 1).
   const size_t image_bytes = 4 * static_cast<size_t>(layer.quads) * s.conv_plane;
   const auto most = static_cast<uint32_t>(std::clamp<size_t>(kCompactBudget / image_bytes, 1, run.batch));
@@ -163,10 +162,9 @@ bool run_compact_path(const LayerRun& run, const ConvShape& s, const ImplicitGeo
     chunk.count = std::min(images, run.batch - n0);
     chunk.pixels = static_cast<uint32_t>(chunk.count * s.conv_plane);
     chunk.panels = ceil_div(chunk.pixels, kPanel);
-    chunk.panel_stride = static_cast<size_t>(layer.quads) * 4 * kPanel;
-    if (buffer.size() < chunk.panels * chunk.panel_stride) buffer.resize(chunk.panels * chunk.panel_stride);
+    if (buffer.size() < chunk.panels * layer.panel_stride) buffer.resize(chunk.panels * layer.panel_stride);
     chunk.source = buffer.data();
-    if (!build_chunk(run, s, geo, layer, chunk) || !gemm_chunk(run, s, geo, layer, chunk)) return false;
+    if (!build_chunk(run, s, geo, layer, chunk) || !gemm_chunk(run, s, layer, chunk)) return false;
   }
   return true;
 }

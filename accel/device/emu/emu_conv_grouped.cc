@@ -18,8 +18,6 @@ constexpr size_t kGroupSourceBudget = 768 * 1024;
 // Virtual pixels of an image (rows of the per-image layout) up to which its images are grouped.
 constexpr uint32_t kGroupedPixels = 256;
 
-uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-
 }  // namespace
 
 bool conv_uses_grouped(const ConvShape& s, const ImplicitGeometry& geo, uint32_t batch, uint32_t threads) {

@@ -25,6 +25,9 @@ struct ConvShape {
 
 ConvShape make_conv_shape(const abi::LayerDesc& d);
 
+// ceil(a / b), the conv paths' task splits.
+inline uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
 // Input channel 0 of group g of image n.
 inline const int8_t* conv_input(const LayerRun& run, const ConvShape& s, uint32_t n, uint32_t g) {
   return run.arena + n * run.image_bytes + run.d.in_offset +

@@ -27,8 +27,6 @@
 namespace tessera::emu {
 namespace {
 
-uint32_t ceil_div(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
-
 // Input channels of a stem (quads_per_tap of its implicit GEMM).
 constexpr uint32_t kStemChannels = 3;
 // Pixels past a plane's rows the GEMM may read: its last 16-pixel step plus the largest column

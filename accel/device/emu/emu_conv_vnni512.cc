@@ -144,18 +144,16 @@ TESSERA_VNNI512 void micro_kernel(const GemmArgs& g, const int32_t* a, const uin
   }
 }
 
-// Rows x (16 * Vecs) pixels of an implicit GEMM from virtual pixel p0 over all taps and
-// quads; stores the segments' pixels of each channel.
+// Rows x (16 * Vecs) pixels of an implicit GEMM over all taps and quads, the first pixel's quad 0
+// (before the tap offset) at `base`; stores the segments' pixels of each channel.
 template <int Rows, int Vecs>
-TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, uint32_t m0, uint32_t p0,
-                                     const uint8_t* source, int8_t* image_out, const vnni::Segment* segments,
-                                     uint32_t count) {
+TESSERA_VNNI512 void implicit_kernel(const ImplicitArgs& g, const int32_t* a, uint32_t m0, const uint8_t* base,
+                                     int8_t* image_out, const vnni::Segment* segments, uint32_t count) {
   __m512i acc00 = _mm512_setzero_si512(), acc01 = acc00, acc02 = acc00, acc03 = acc00, acc10 = acc00, acc11 = acc00,
           acc12 = acc00, acc13 = acc00, acc20 = acc00, acc21 = acc00, acc22 = acc00, acc23 = acc00, acc30 = acc00,
           acc31 = acc00, acc32 = acc00, acc33 = acc00, acc40 = acc00, acc41 = acc00, acc42 = acc00, acc43 = acc00,
           acc50 = acc00, acc51 = acc00, acc52 = acc00, acc53 = acc00;
   __m512i b0 = acc00, b1 = acc00, b2 = acc00, b3 = acc00;
-  const uint8_t* base = source + 4 * static_cast<size_t>(p0);
   uint32_t q = 0;
   for (uint32_t t = 0; t < g.taps; ++t) {
     const uint8_t* p = base + g.tap_offset[t];
@@ -249,17 +247,16 @@ void implicit_vnni512(const ImplicitArgs& g) {
   const uint32_t panel = kImplicitPanel;
   const size_t weight_bytes = static_cast<size_t>(g.m) * quads * 4;
   const size_t source_bytes = g.quad_stride * g.quads_per_tap;
-  vnni::Segment segments[16 * kVectors + 1];
+  vnni::Segment segments[kImplicitPanel + 1];
   const auto run = [&](uint32_t m0, uint32_t n, uint32_t p0) {
     const uint32_t count = std::min(panel, g.pixels - p0);
     const uint32_t found = vnni::panel_segments(g, p0, count, segments);
     if (found == 0) return;
     const uint32_t rows = std::min(g.m - m0, kVnniRows);
-    // The kernel reads from source + 4 * p0: for a compact source, the panel's start.
-    const uint8_t* source = g.compact_plane != 0
-                                ? g.source + (p0 / panel) * g.panel_stride - 4 * static_cast<size_t>(p0)
-                                : g.source + n * g.image_source_stride;
-    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, p0, source,
+    // Pixel p0's data: in a compact source, its panel's start.
+    const uint8_t* base = g.compact_plane != 0 ? g.source + p0 / panel * g.panel_stride
+                                               : g.source + n * g.image_source_stride + 4 * static_cast<size_t>(p0);
+    pick<ImplicitGemmKernel>(rows, (count + 15) / 16)(g, g.packed + packed_quad_words(m0, 4 * quads), m0, base,
                                                       g.out + n * g.image_out_stride, segments, found);
   };
   // A compact source (emu_conv_compact.cc) is a task's share of the layer's im2col: channel-major,
