@@ -175,10 +175,10 @@ class ClassifyOutput {
 };
 
 // Folders without images: an error each (not in the CSV); how many.
-size_t report_empty_dirs(const std::vector<std::string>& empty_dirs, bool json) {
+size_t report_empty_dirs(const std::vector<std::string>& empty_dirs, bool as_json) {
   for (const std::string& dir : empty_dirs) {
     std::cerr << "tessera: " << dir << ": no .jpg/.jpeg/.png files in this folder\n";
-    if (json) {
+    if (as_json) {
       const nlohmann::json out = {{"file", dir},
                                   {"error", {{"code", "NOT_FOUND"}, {"message", "no images in folder"}}}};
       std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";

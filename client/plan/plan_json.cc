@@ -5,8 +5,6 @@ namespace {
 
 using nlohmann::json;
 
-double ratio(double a, double b) { return b > 0 ? a / b : 0; }
-
 json tile_json(const plan::TileShape& t) {
   return {{"m", t.m}, {"n", t.n}, {"r", t.r}, {"c", t.c}, {"fold_rows", t.fold_rows}};
 }

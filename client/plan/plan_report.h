@@ -57,6 +57,9 @@ std::optional<RooflinePoint> roofline_point(const plan::LayerPlan& l, const plan
 
 // Totals over the plan's layers.
 double plan_us(const plan::ModelPlan& plan, const plan::BoardProfile& board);
+
+// a / b, or 0 where b is not positive (a figure the other board or model does not have).
+inline double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 size_t searched_layers(const plan::ModelPlan& plan);
 
 }  // namespace tessera::client

@@ -15,8 +15,6 @@ constexpr size_t kNameWidth = 28;
 
 double mb(uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
-double ratio(double a, double b) { return b > 0 ? a / b : 0; }
-
 std::string us_text(double us) { return us < 10 ? format("%.2f", us) : format("%.1f", us); }
 
 std::string mb_text(uint64_t bytes) { return format("%.3f", mb(bytes)); }

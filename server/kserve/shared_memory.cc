@@ -15,8 +15,10 @@ namespace {
 
 constexpr size_t kMaxKeyLength = 255;  // NAME_MAX: the name below /dev/shm, with its "/"
 
-// 's' (appended, not "'" + s: GCC 12 reports a false -Wrestrict on that when inlined).
-std::string quoted(std::string_view s) {
+// 's' (appended, not "'" + s: GCC 12 reports a false -Wrestrict on that when inlined). Not named
+// `quoted`: on a std::string, argument-dependent lookup also finds std::quoted wherever <iomanip> is
+// visible (the precompiled headers, cmake/tessera_pch.cmake), and picks it.
+std::string in_quotes(std::string_view s) {
   std::string out(1, '\'');
   out.append(s);
   out.push_back('\'');
@@ -27,10 +29,10 @@ std::string quoted(std::string_view s) {
 Result<uint64_t> object_size(int fd, std::string_view key) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    return Status::internal("shared memory " + quoted(key) + ": fstat failed: " + std::strerror(errno));
+    return Status::internal("shared memory " + in_quotes(key) + ": fstat failed: " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode) || st.st_size < 0) {
-    return Status::invalid_argument("shared memory " + quoted(key) + " is not a shared-memory object");
+    return Status::invalid_argument("shared memory " + in_quotes(key) + " is not a shared-memory object");
   }
   return static_cast<uint64_t>(st.st_size);
 }
@@ -41,7 +43,7 @@ bool fits(uint64_t a, uint64_t b, uint64_t limit) { return a <= limit && b <= li
 }  // namespace
 
 Status check_shm_key(std::string_view key) {
-  const std::string why = "shared memory key " + quoted(key) + ": ";
+  const std::string why = "shared memory key " + in_quotes(key) + ": ";
   if (key.size() < 2 || key[0] != '/') {
     return Status::invalid_argument(why + "must be a shared-memory name, '/' then the name (as shm_open takes it)");
   }
@@ -59,21 +61,21 @@ Status check_shm_key(std::string_view key) {
 Result<std::shared_ptr<const SharedMemoryRegion>> SharedMemoryRegion::open(const RegionStatus& status) {
   TESSERA_RETURN_IF_ERROR(check_shm_key(status.key));
   if (status.byte_size == 0) {
-    return Status::invalid_argument("failed to register shared memory region " + quoted(status.name) +
+    return Status::invalid_argument("failed to register shared memory region " + in_quotes(status.name) +
                                     ": byte_size is 0");
   }
   const int fd = ::shm_open(status.key.c_str(), O_RDWR, 0);
   if (fd < 0) {
-    return Status::invalid_argument("Unable to open shared memory region: " + quoted(status.key) + " (" +
+    return Status::invalid_argument("Unable to open shared memory region: " + in_quotes(status.key) + " (" +
                                     std::strerror(errno) + ")");
   }
   std::shared_ptr<const SharedMemoryRegion> region(new SharedMemoryRegion(status, fd));
   auto size = object_size(fd, status.key);
   if (!size) return size.status();
   if (!fits(status.offset, status.byte_size, *size)) {
-    return Status::invalid_argument("failed to register shared memory region " + quoted(status.name) + ": offset " +
+    return Status::invalid_argument("failed to register shared memory region " + in_quotes(status.name) + ": offset " +
                                     std::to_string(status.offset) + " + byte_size " + std::to_string(status.byte_size) +
-                                    " is past the end of " + quoted(status.key) + " (" + std::to_string(*size) +
+                                    " is past the end of " + in_quotes(status.key) + " (" + std::to_string(*size) +
                                     " bytes)");
   }
   return region;
@@ -83,14 +85,14 @@ SharedMemoryRegion::~SharedMemoryRegion() { ::close(fd_); }
 
 Status SharedMemoryRegion::check_range(uint64_t offset, uint64_t size) const {
   if (!fits(offset, size, status_.byte_size)) {
-    return Status::invalid_argument("shared memory region " + quoted(status_.name) + ": offset " +
+    return Status::invalid_argument("shared memory region " + in_quotes(status_.name) + ": offset " +
                                     std::to_string(offset) + " + byte size " + std::to_string(size) +
                                     " is past the region's " + std::to_string(status_.byte_size) + " bytes");
   }
   TESSERA_ASSIGN_OR_RETURN(const uint64_t object, object_size(fd_, status_.key));
   if (!fits(status_.offset + offset, size, object)) {
-    return Status::invalid_argument("shared memory region " + quoted(status_.name) + ": its object " +
-                                    quoted(status_.key) + " was truncated to " + std::to_string(object) +
+    return Status::invalid_argument("shared memory region " + in_quotes(status_.name) + ": its object " +
+                                    in_quotes(status_.key) + " was truncated to " + std::to_string(object) +
                                     " bytes since it was registered");
   }
   return Status::ok();
@@ -104,7 +106,7 @@ Result<std::string> SharedMemoryRegion::read(uint64_t offset, uint64_t size) con
     const ssize_t n = ::pread(fd_, out.data() + done, size - done, static_cast<off_t>(status_.offset + offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return Status::invalid_argument("shared memory region " + quoted(status_.name) + ": read " +
+      return Status::invalid_argument("shared memory region " + in_quotes(status_.name) + ": read " +
                                       std::to_string(done) + " of " + std::to_string(size) + " bytes" +
                                       (n < 0 ? std::string(": ") + std::strerror(errno) : " (object truncated)"));
     }
@@ -121,7 +123,7 @@ Status SharedMemoryRegion::write(uint64_t offset, std::string_view bytes) const 
         ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(status_.offset + offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return Status::internal("shared memory region " + quoted(status_.name) +
+      return Status::internal("shared memory region " + in_quotes(status_.name) +
                               ": write failed: " + (n < 0 ? std::strerror(errno) : "no progress"));
     }
     done += static_cast<size_t>(n);
@@ -141,7 +143,7 @@ Status SharedMemoryRegistry::register_region(const RegionStatus& region) {
   {
     const std::lock_guard lock(mu_);
     if (regions_.count(region.name) > 0) {
-      return {StatusCode::kAlreadyExists, "shared memory region " + quoted(region.name) + " already in manager"};
+      return {StatusCode::kAlreadyExists, "shared memory region " + in_quotes(region.name) + " already in manager"};
     }
     if (regions_.size() >= limits_.max_regions) {
       return Status::resource_exhausted("shared memory: " + std::to_string(regions_.size()) +
@@ -157,7 +159,7 @@ Status SharedMemoryRegistry::register_region(const RegionStatus& region) {
   TESSERA_ASSIGN_OR_RETURN(auto opened, SharedMemoryRegion::open(region));
   const std::lock_guard lock(mu_);
   if (regions_.count(region.name) > 0) {
-    return {StatusCode::kAlreadyExists, "shared memory region " + quoted(region.name) + " already in manager"};
+    return {StatusCode::kAlreadyExists, "shared memory region " + in_quotes(region.name) + " already in manager"};
   }
   if (regions_.size() >= limits_.max_regions || !fits(registered_bytes_, region.byte_size, limits_.max_bytes)) {
     return Status::resource_exhausted("shared memory: the server's limits (--shm-max-regions, --shm-max-mb) are met");
@@ -193,7 +195,7 @@ Result<std::vector<RegionStatus>> SharedMemoryRegistry::status(std::string_view 
   }
   const auto it = regions_.find(name);
   if (it == regions_.end()) {
-    return Status::not_found("Unable to find system shared memory region: " + quoted(name));
+    return Status::not_found("Unable to find system shared memory region: " + in_quotes(name));
   }
   out.push_back(it->second->status());
   return out;
@@ -204,7 +206,7 @@ Result<std::shared_ptr<const SharedMemoryRegion>> SharedMemoryRegistry::find(std
   const std::lock_guard lock(mu_);
   const auto it = regions_.find(name);
   if (it == regions_.end()) {
-    return Status::invalid_argument("Unable to find shared memory region: " + quoted(name) + "; register it first");
+    return Status::invalid_argument("Unable to find shared memory region: " + in_quotes(name) + "; register it first");
   }
   return it->second;
 }
