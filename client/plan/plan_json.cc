@@ -109,6 +109,25 @@ json comparison_json(const PlanReport& r) {
                             plan_us(r.other, r.board), r.plan.energy_uj(), r.other.energy_uj())}};
 }
 
+json placement_json(const plan::Placement& p) {
+  json host = json::array();
+  const double total = p.total_us();
+  for (const plan::HostOpTime& op : p.host_ops) {
+    json o = {{"node", op.node}, {"op", op.op}, {"macs", op.macs}};
+    if (p.host_modeled) {
+      o["us"] = op.us;
+      o["time_share"] = total > 0 ? op.us / total : 0.0;
+    }
+    host.push_back(std::move(o));
+  }
+  json doc = {
+      {"fabric_macs", p.fabric_macs},         {"host_macs", p.host_macs}, {"fabric_mac_share", p.fabric_mac_share()},
+      {"fabric_segments", p.fabric_segments}, {"handovers", p.handovers}, {"fabric_us", p.fabric_us},
+      {"host_ops", std::move(host)}};
+  if (p.host_modeled) doc["host_us"] = p.host_us();
+  return doc;
+}
+
 }  // namespace
 
 nlohmann::json plan_json(const PlanReport& r) {
@@ -120,6 +139,7 @@ nlohmann::json plan_json(const PlanReport& r) {
   json doc = {{"model", r.model},
               {"source", r.source},
               {"fabric", r.fabric_summary},
+              {"placement", placement_json(r.placement)},
               {"board",
                {{"name", b.name},
                 {"clock_mhz", b.fabric_clock_mhz},
