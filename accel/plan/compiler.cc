@@ -386,10 +386,10 @@ class Compiler {
 
   std::string summary(const CompiledModel& out) const {
     const size_t segments = out.fabric_segments();
-    std::string s = std::to_string(segments) + " fabric segment" + (segments == 1 ? "" : "s") + ", " +
-                    std::to_string(out.handovers()) + " hand-over" + (out.handovers() == 1 ? "" : "s") + ": " +
-                    std::to_string(out.layer_names.size()) + " fabric layers (" + out.layer_names.front() + " .. " +
-                    out.layer_names.back() + "); host:";
+    std::string s = std::to_string(out.layer_names.size()) + " fabric layers (" + out.layer_names.front() + " .. " +
+                    out.layer_names.back() + ") in " + std::to_string(segments) + " segment" +
+                    (segments == 1 ? "" : "s") + ", " + std::to_string(out.handovers()) + " hand-over" +
+                    (out.handovers() == 1 ? "" : "s") + "; host:";
     size_t host_nodes = 0;
     for (const Segment& seg : p_.segments) {
       for (size_t n : seg.host_nodes) {

@@ -7,11 +7,11 @@
 
 namespace tessera {
 
-Result<std::unique_ptr<Fp32Backend>> Fp32Backend::create(const Graph& graph, int num_classes) {
+Result<std::unique_ptr<Fp32Backend>> Fp32Backend::create(Graph graph, int num_classes) {
   std::unique_ptr<Fp32Backend> backend(new Fp32Backend());
-  backend->graph_ = graph;
-  backend->num_classes_ = num_classes;
   backend->ends_with_softmax_ = graph_ends_with_softmax(graph);
+  backend->graph_ = std::move(graph);
+  backend->num_classes_ = num_classes;
   fold_constant_identities(backend->graph_);
   TESSERA_RETURN_IF_ERROR(fold_batch_norm(backend->graph_).status());
   backend->cache_ = std::make_unique<host::ModelCache>();

@@ -15,7 +15,7 @@ namespace tessera {
 
 class Fp32Backend final : public InferenceBackend {
  public:
-  static Result<std::unique_ptr<Fp32Backend>> create(const Graph& graph, int num_classes);
+  static Result<std::unique_ptr<Fp32Backend>> create(Graph graph, int num_classes);
 
   Result<Inference> infer(const Tensor& batch, BatchListener* listener) const override;
   size_t instance_count() const override { return 1; }

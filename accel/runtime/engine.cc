@@ -41,8 +41,7 @@ Result<int> check_signature(const ModelConfig& config, const Graph& graph) {
 
 }  // namespace
 
-Engine::Engine(ModelConfig config, Graph graph, int num_classes)
-    : config_(std::move(config)), graph_(std::move(graph)), num_classes_(num_classes) {}
+Engine::Engine(ModelConfig config, int num_classes) : config_(std::move(config)), num_classes_(num_classes) {}
 
 Engine::~Engine() = default;
 
@@ -51,12 +50,13 @@ Result<std::unique_ptr<Engine>> Engine::load(const ModelConfig& config, const En
   if (!graph) return Status(graph.status().code(), model_error_prefix(config) + graph.status().message());
   TESSERA_ASSIGN_OR_RETURN(int classes, check_signature(config, *graph));
   if (options.max_batch < 1) return Status::invalid_argument("max_batch must be at least 1");
-  std::unique_ptr<Engine> engine(new Engine(config, std::move(graph).value(), classes));
+  std::unique_ptr<Engine> engine(new Engine(config, classes));
   if (options.precision == Precision::kFp32) {
-    TESSERA_ASSIGN_OR_RETURN(engine->backend_, Fp32Backend::create(engine->graph_, classes));
+    // The backend keeps the graph (its constants are the model's weights): no second copy here.
+    TESSERA_ASSIGN_OR_RETURN(engine->backend_, Fp32Backend::create(std::move(graph).value(), classes));
     return engine;
   }
-  auto int8 = Int8Backend::create(engine->config_, engine->graph_, options);
+  auto int8 = Int8Backend::create(engine->config_, *graph, options);
   if (!int8) return Status(int8.status().code(), model_error_prefix(config) + int8.status().message());
   engine->backend_ = std::move(int8).value();
   return engine;

@@ -56,12 +56,11 @@ class Engine {
   ~Engine();
 
   const ModelConfig& config() const { return config_; }
-  const Graph& graph() const { return graph_; }
   int num_classes() const { return num_classes_; }
   // The seam the batcher calls: infer, instance count, output post-processing.
   const InferenceBackend& backend() const { return *backend_; }
   Precision precision() const { return backend_->precision(); }
-  // What runs where, e.g. "int8: 1 fabric segment, 0 hand-overs: 6 fabric layers (...) on emu; host: ...".
+  // What runs where, e.g. "int8: 6 fabric layers (...) in 1 segment, 0 hand-overs; host: ... [device emu ...]".
   const std::string& summary() const { return backend_->summary(); }
   // int8: the fabric part's tile plan on the device's board (null for fp32 or no fabric layer).
   const plan::ModelPlan* plan() const { return backend_->plan(); }
@@ -83,11 +82,10 @@ class Engine {
   void to_probabilities(std::vector<std::vector<float>>& rows) const { backend_->to_probabilities(rows); }
 
  private:
-  Engine(ModelConfig config, Graph graph, int num_classes);
+  Engine(ModelConfig config, int num_classes);
   Status check_batch(const Tensor& batch) const;
 
   ModelConfig config_;
-  Graph graph_;
   int num_classes_ = 0;
   std::unique_ptr<InferenceBackend> backend_;
 };

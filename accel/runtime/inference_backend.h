@@ -58,7 +58,7 @@ class InferenceBackend {
   virtual void to_probabilities(std::vector<std::vector<float>>& rows) const = 0;
 
   virtual Precision precision() const = 0;
-  // What runs where, e.g. "int8: 2 fabric segments, 1 hand-over: ... on emu".
+  // What runs where, e.g. "int8: 9 fabric layers (...) in 2 segments, 1 hand-over; host: LRN ...".
   virtual const std::string& summary() const = 0;
   // The fabric part's plan on the device's board (null for fp32 or no fabric layer).
   virtual const plan::ModelPlan* plan() const { return nullptr; }
