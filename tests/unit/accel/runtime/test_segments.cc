@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -309,6 +310,31 @@ TEST_F(Segments, FabricLayersMovedToTheHostAgreeAsInt8DoesWithFp32) {
       EXPECT_GE(cosine(got->scores[i], want->scores[i]), bar) << "image " << i << ", " << engine->summary();
     }
   }
+}
+
+// The xrt backend loads one program per fabric segment and gives the emulator's bits. Runs under
+// CTest's xrt_emu_unit_tests (unit_tests --gtest_filter=Xrt*, on the software-emulated card of
+// kernels/sw_emu/, where it must not skip) and on a board with an xclbin; skips elsewhere.
+class XrtSegments : public Segments {};
+
+TEST_F(XrtSegments, EmulatedCardGivesTheEmulatorsBits) {
+  DeviceOptions options;
+  options.kind = "xrt";
+  auto xrt = open_device(options);
+  if (!xrt.is_ok()) {
+    ASSERT_EQ(std::getenv("TESSERA_XRT_EMU_LIB_DIR"), nullptr) << xrt.status().to_string();
+    GTEST_SKIP() << "needs an XRT device: " << xrt.status().to_string();
+  }
+  auto on_card = load(Precision::kInt8, {}, std::move(xrt).value());
+  auto on_emu = load(Precision::kInt8);
+  ASSERT_TRUE(on_card && on_emu);
+  EXPECT_NE(on_card->summary().find("in 2 segments, 1 hand-over"), std::string::npos) << on_card->summary();
+  const Tensor batch = random_batch(3, 21);
+  auto got = on_card->infer(batch);
+  auto want = on_emu->infer(batch);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_EQ(got->scores, want->scores);
 }
 
 // A device whose runs are logged (which program, how many images) and may be held by a hook.
