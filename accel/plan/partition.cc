@@ -278,7 +278,7 @@ class Partitioner {
     const Node& node = graph_.nodes[i];
     FabricLayer& layer = u.layer;
     if (node.op == OpKind::kGlobalAveragePool) {
-      if (shapes_.at(layer.input).size() != 4) return false;
+      if (auto in = shapes_.find(layer.input); in == shapes_.end() || in->second.size() != 4) return false;
       layer.op = FabricOp::kAveragePool;
       layer.pool.kernel = {static_cast<int>(dim(layer.input, 2)), static_cast<int>(dim(layer.input, 3))};
       layer.pool.stride = {1, 1};
@@ -306,9 +306,10 @@ class Partitioner {
 
   bool add_unit(size_t i, Unit& u) {
     const Node& node = graph_.nodes[i];
-    if (node.inputs.size() != 2 || shapes_.at(node.inputs[0]) != shapes_.at(node.inputs[1]) ||
-        shapes_.at(node.inputs[0]).size() != 4 || graph_.constant(node.inputs[0]) || graph_.constant(node.inputs[1])) {
-      u.host_reason = "broadcasting add stays on the host";
+    // Constants first: they have no inferred shape (an add of a constant runs on the host).
+    if (node.inputs.size() != 2 || graph_.constant(node.inputs[0]) || graph_.constant(node.inputs[1]) ||
+        shapes_.at(node.inputs[0]) != shapes_.at(node.inputs[1]) || shapes_.at(node.inputs[0]).size() != 4) {
+      u.host_reason = "an add of a constant or a broadcasting add stays on the host";
       return false;
     }
     u.layer.op = FabricOp::kAdd;
