@@ -137,7 +137,7 @@ class OnnxWriter {
 // x [N,3,16,16] -> conv1+relu -> residual block (b1a+relu, b1b, add, relu) -> LRN (host) ->
 // conv2 stride 2 + relu -> residual block (b2a, b2b, add, relu) -> global avg pool -> flatten -> fc.
 std::filesystem::path write_model() {
-  const std::filesystem::path dir =
+  std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("tessera_segments_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   OnnxWriter w;
@@ -212,7 +212,7 @@ class Segments : public ::testing::Test {
   }
 
   static std::unique_ptr<Engine> load(Precision precision, const plan::PartitionOptions& partition = {},
-                                      std::shared_ptr<Device> device = nullptr, bool pipelined = true) {
+                                      const std::shared_ptr<Device>& device = nullptr, bool pipelined = true) {
     EngineOptions options;
     options.precision = precision;
     options.device = device ? device : emulator();
