@@ -55,6 +55,8 @@ Status read_part(const toml::table& t, const std::filesystem::path& file, BoardP
   TESSERA_ASSIGN_OR_RETURN(double packing, optional_number(t, file, "int8_macs_per_dsp", 1, 2));
   TESSERA_ASSIGN_OR_RETURN(double instances, optional_number(t, file, "kernel_instances", 1, 16));
   TESSERA_ASSIGN_OR_RETURN(b.instance_ddr_gbps, optional_number(t, file, "instance_ddr_gbps", 0, 1e4));
+  TESSERA_ASSIGN_OR_RETURN(b.host_gflops, optional_number(t, file, "host_gflops", 0, 1e6));
+  TESSERA_ASSIGN_OR_RETURN(b.host_gbps, optional_number(t, file, "host_gbps", 0, 1e4));
   if (t.get("add_lanes") != nullptr) {
     TESSERA_ASSIGN_OR_RETURN(uint64_t add_lanes, positive_integer(t, file, "add_lanes"));
     if (add_lanes > abi::schedule::kMaxAddLanes || abi::schedule::kMaxAddLanes % add_lanes != 0)

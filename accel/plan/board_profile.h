@@ -50,6 +50,10 @@ struct BoardProfile {
   // Elements per cycle of the add engine (optional key, default abi::schedule::kAddLanes = 16, at
   // most kMaxAddLanes = 32; kernels' TESSERA_ADD_LANES): requantize_add units, 4 DSP48 each.
   uint32_t add_lanes = 16;
+  // The host's CPU as the placement report models host ops (placement.h; optional keys, 0 =
+  // unknown): sustained fp32 GFLOP/s over all cores, and streaming memory GB/s.
+  double host_gflops = 0;
+  double host_gbps = 0;
 
   uint64_t macs_per_cycle() const { return static_cast<uint64_t>(mac_lanes) * mac_channels; }
   // Double buffering: one set of tiles may use at most half the on-chip memory (seeds/000, sec. 4.2).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "accel/plan/node_macs.h"
 #include "accel/plan/partition.h"
 #include "accel/plan/pool_fusion.h"
 #include "accel/quant/quantize.h"
@@ -14,7 +15,7 @@ namespace {
 uint32_t align_up(uint64_t v, uint32_t a) { return static_cast<uint32_t>((v + a - 1) / a * a); }
 
 // Where a fabric tensor lives: a buffer in the arena and its first channel there.
-struct Placement {
+struct BufferPlace {
   std::string buffer;
   int64_t channel_base = 0;
 };
@@ -27,55 +28,58 @@ class Compiler {
 
   Result<CompiledModel> run() {
     CompiledModel out;
-    out.host_graph = host_graph();
-    if (p_.layers.empty()) {
-      out.fabric_summary = "no fabric layers (" + p_.stop_reason + "); everything runs on the host";
+    out.input = p_.graph_input;
+    if (p_.fabric_layers() == 0) {
+      CompiledSegment host;
+      host.graph = host_graph(p_.segments.empty() ? std::vector<size_t>{} : p_.segments.front().host_nodes, 0);
+      out.segments.push_back(std::move(host));
+      out.fabric_summary = "no fabric layers (" + reasons() + "); everything runs on the host";
+      count_macs(out);
       return out;
     }
     out.has_fabric = true;
     TESSERA_RETURN_IF_ERROR(assign_scales());
-    layout_arena();
-    CompiledProgram& prog = out.program;
-    for (const FabricLayer& layer : p_.layers) {
-      TESSERA_ASSIGN_OR_RETURN(abi::LayerDesc desc, describe(layer, prog));
-      prog.layers.push_back(desc);
-      out.layer_names.push_back(layer.name);
-    }
-    pools_folded_ =
-        fuse_pools_into_producers(prog.layers, out.layer_names, offsets_.at(place(p_.fabric_output).buffer));
-    for (size_t i = 0; i < prog.layers.size(); ++i) {
-      if (Status s = choose_tiles(prog.layers[i]); !s.is_ok()) {
-        return Status(s.code(), "layer '" + out.layer_names[i] + "': " + s.message());
+    std::vector<abi::LayerDesc> all;
+    for (size_t k = 0; k < p_.segments.size(); ++k) {
+      const Segment& seg = p_.segments[k];
+      CompiledSegment cs;
+      cs.fabric = seg.fabric;
+      if (!seg.fabric) {
+        cs.graph = host_graph(seg.host_nodes, k);
+      } else {
+        TESSERA_RETURN_IF_ERROR(describe_segment(seg, cs));
+        cs.first_layer = all.size();
+        all.insert(all.end(), cs.program.layers.begin(), cs.program.layers.end());
+        out.layer_names.insert(out.layer_names.end(), cs.layer_names.begin(), cs.layer_names.end());
       }
+      out.segments.push_back(std::move(cs));
     }
-    TESSERA_ASSIGN_OR_RETURN(out.plan, plan_layers_cached(prog.layers, out.layer_names, options_.board, options_.plan,
+    TESSERA_ASSIGN_OR_RETURN(out.plan, plan_layers_cached(all, out.layer_names, options_.board, options_.plan,
                                                           options_.model_name, options_.cache, &out.plan_from_cache));
-    for (size_t i = 0; i < prog.layers.size(); ++i) prog.layers[i] = out.plan.layers[i].desc;
-    prog.model = program_model(out.plan);
-    const Shape& in = shapes_.at(p_.fabric_input);
-    const Shape& fo = shapes_.at(p_.fabric_output);
-    prog.header.arena_image_bytes = arena_bytes_;
-    prog.header.input_offset = offsets_.at(place(p_.fabric_input).buffer);
-    prog.header.output_offset = offsets_.at(place(p_.fabric_output).buffer);
-    prog.input_c = static_cast<uint32_t>(in[1]);
-    prog.input_h = static_cast<uint32_t>(in[2]);
-    prog.input_w = static_cast<uint32_t>(in[3]);
-    prog.input_scale = scale_of(p_.fabric_input);
-    prog.output_c = static_cast<uint32_t>(fo[1]);
-    prog.output_h = static_cast<uint32_t>(fo[2]);
-    prog.output_w = static_cast<uint32_t>(fo[3]);
-    prog.output_scale = scale_of(p_.fabric_output);
-    out.fabric_summary = summary();
+    const CompiledSegment* previous = nullptr;
+    for (CompiledSegment& cs : out.segments) {
+      if (!cs.fabric) continue;
+      CompiledProgram& prog = cs.program;
+      for (size_t i = 0; i < prog.layers.size(); ++i) prog.layers[i] = out.plan.layers[cs.first_layer + i].desc;
+      prog.model = program_model(out.plan, cs.first_layer, prog.layers.size());
+      if (previous) {
+        out.plan.add_handover(previous->output_names.front(), cs.input, previous->program.output_bytes(),
+                              prog.input_bytes());
+      }
+      previous = &cs;
+    }
+    count_macs(out);
+    out.fabric_summary = summary(out);
     return out;
   }
 
  private:
-  Placement place(const std::string& tensor) const {
+  BufferPlace place(const std::string& tensor) const {
     std::string t = tensor;
     while (p_.aliases.count(t)) t = p_.aliases.at(t);
     auto s = p_.slices.find(t);
     if (s != p_.slices.end()) {
-      Placement outer = place(s->second.concat);
+      BufferPlace outer = place(s->second.concat);
       return {outer.buffer, outer.channel_base + s->second.channel_base};
     }
     return {t, 0};
@@ -91,12 +95,18 @@ class Compiler {
 
   float scale_of(const std::string& tensor) const { return scales_.at(scale_root(tensor)); }
 
+  // Over every fabric segment at once, so a tensor handed from one segment to the next has one
+  // scale on both sides (and any cut gives the bytes of the uncut program).
   Status assign_scales() {
-    for (const FabricLayer& layer : p_.layers) {
-      if (layer.op == FabricOp::kMaxPool) pool_parent_[place(layer.output).buffer] = place(layer.input).buffer;
+    std::vector<std::string> members;
+    for (const Segment& seg : p_.segments) {
+      if (!seg.fabric) continue;
+      members.push_back(seg.input);
+      for (const FabricLayer& layer : seg.layers) {
+        if (layer.op == FabricOp::kMaxPool) pool_parent_[place(layer.output).buffer] = place(layer.input).buffer;
+        members.push_back(layer.output);
+      }
     }
-    std::vector<std::string> members = {p_.fabric_input};
-    for (const FabricLayer& layer : p_.layers) members.push_back(layer.output);
     for (const auto& c : p_.concats) members.push_back(c);
     for (const auto& [alias, source] : p_.aliases) members.push_back(alias);
     std::map<std::string, float> group_range;
@@ -110,9 +120,44 @@ class Compiler {
     return Status::ok();
   }
 
-  void layout_arena() {
-    std::vector<std::string> buffers = {place(p_.fabric_input).buffer};
-    for (const FabricLayer& layer : p_.layers) buffers.push_back(place(layer.output).buffer);
+  // One fabric segment's program: its arena, descriptors (pools folded into their producers),
+  // tiles by the fixed rule (the plan replaces the convs'), input and output.
+  Status describe_segment(const Segment& seg, CompiledSegment& cs) {
+    layout_arena(seg);
+    CompiledProgram& prog = cs.program;
+    for (const FabricLayer& layer : seg.layers) {
+      TESSERA_ASSIGN_OR_RETURN(abi::LayerDesc desc, describe(layer, prog));
+      prog.layers.push_back(desc);
+      cs.layer_names.push_back(layer.name);
+    }
+    pools_folded_ += fuse_pools_into_producers(prog.layers, cs.layer_names, offsets_.at(place(seg.output).buffer));
+    for (size_t i = 0; i < prog.layers.size(); ++i) {
+      if (Status s = choose_tiles(prog.layers[i]); !s.is_ok()) {
+        return Status(s.code(), "layer '" + cs.layer_names[i] + "': " + s.message());
+      }
+    }
+    const Shape& in = shapes_.at(seg.input);
+    const Shape& fo = shapes_.at(seg.output);
+    prog.header.arena_image_bytes = arena_bytes_;
+    prog.header.input_offset = offsets_.at(place(seg.input).buffer);
+    prog.header.output_offset = offsets_.at(place(seg.output).buffer);
+    prog.input_c = static_cast<uint32_t>(in[1]);
+    prog.input_h = static_cast<uint32_t>(in[2]);
+    prog.input_w = static_cast<uint32_t>(in[3]);
+    prog.input_scale = scale_of(seg.input);
+    prog.output_c = static_cast<uint32_t>(fo[1]);
+    prog.output_h = static_cast<uint32_t>(fo[2]);
+    prog.output_w = static_cast<uint32_t>(fo[3]);
+    prog.output_scale = scale_of(seg.output);
+    cs.input = seg.input;
+    cs.output_names = seg.output_names;
+    return Status::ok();
+  }
+
+  void layout_arena(const Segment& seg) {
+    offsets_.clear();
+    std::vector<std::string> buffers = {place(seg.input).buffer};
+    for (const FabricLayer& layer : seg.layers) buffers.push_back(place(layer.output).buffer);
     uint64_t offset = 0;
     for (const std::string& b : buffers) {
       if (offsets_.count(b)) continue;
@@ -129,7 +174,7 @@ class Compiler {
   };
   Slot slot(const std::string& tensor) const {
     const Shape& s = shapes_.at(tensor);
-    const Placement p = place(tensor);
+    const BufferPlace p = place(tensor);
     return {static_cast<uint32_t>(s[1]),           static_cast<uint32_t>(s[2]),
             static_cast<uint32_t>(s[3]),           offsets_.at(p.buffer),
             static_cast<uint32_t>(p.channel_base), static_cast<uint32_t>(shapes_.at(p.buffer)[1])};
@@ -263,18 +308,47 @@ class Compiler {
     return Status::ok();
   }
 
-  Graph host_graph() const {
+  // The host segment k's nodes as a graph: inputs are what it reads from earlier segments (or
+  // the graph input), outputs what later segments or the caller read.
+  Graph host_graph(const std::vector<size_t>& nodes, size_t k) const {
     Graph host;
-    host.name = graph_.name + "/host";
-    const std::string input = p_.layers.empty() ? p_.fabric_input : p_.fabric_output;
-    Shape in_shape = shapes_.at(input);
-    in_shape[0] = -1;
-    host.inputs = {{input, in_shape}};
-    host.outputs = graph_.outputs;
-    std::set<std::string> used;
-    for (size_t n : p_.host_nodes) {
-      host.nodes.push_back(graph_.nodes[n]);
-      used.insert(graph_.nodes[n].inputs.begin(), graph_.nodes[n].inputs.end());
+    host.name = graph_.name + "/host" + std::to_string(k);
+    std::set<std::string> made, used, inputs;
+    for (size_t n : nodes) {
+      const Node& node = graph_.nodes[n];
+      host.nodes.push_back(node);
+      for (const auto& in : node.inputs) {
+        if (in.empty()) continue;
+        used.insert(in);
+        if (!made.count(in) && !graph_.constant(in) && !inputs.count(in)) {
+          inputs.insert(in);
+          Shape shape = shapes_.at(in);
+          if (!shape.empty()) shape[0] = -1;
+          host.inputs.push_back({in, shape});
+        }
+      }
+      made.insert(node.outputs.begin(), node.outputs.end());
+    }
+    std::set<std::string> read_later;
+    for (size_t j = k + 1; j < p_.segments.size(); ++j) {
+      const Segment& later = p_.segments[j];
+      if (later.fabric) {
+        read_later.insert(later.input);
+        for (const FabricLayer& layer : later.layers) read_later.insert({layer.input, layer.input2});
+      }
+      for (size_t n : later.host_nodes) read_later.insert(graph_.nodes[n].inputs.begin(), graph_.nodes[n].inputs.end());
+    }
+    for (const auto& o : graph_.outputs) {
+      if (made.count(o.name)) host.outputs.push_back(o);
+    }
+    for (const std::string& t : made) {
+      if (!read_later.count(t) ||
+          std::any_of(host.outputs.begin(), host.outputs.end(), [&](const ValueInfo& o) { return o.name == t; })) {
+        continue;
+      }
+      Shape shape = shapes_.at(t);
+      if (!shape.empty()) shape[0] = -1;
+      host.outputs.push_back({t, shape});
     }
     for (const auto& name : used) {
       if (const Tensor* c = graph_.constant(name)) host.constants[name] = *c;
@@ -282,15 +356,52 @@ class Compiler {
     return host;
   }
 
-  std::string summary() const {
-    std::string s = std::to_string(p_.layers.size()) + " fabric layers (" + p_.layers.front().name + " .. " +
-                    p_.layers.back().name + "); host:";
-    if (p_.host_nodes.empty()) s += " nothing";
-    for (size_t n : p_.host_nodes) s += std::string(" ") + op_kind_name(graph_.nodes[n].op);
+  std::string reasons() const {
+    std::string s;
+    for (const std::string& r : p_.host_reasons) s += (s.empty() ? "" : "; ") + r;
+    return s.empty() ? "none of its nodes is a fabric layer kind" : s;
+  }
+
+  // Where the model runs: MACs on each side, segments, hand-overs, host ops' modeled time.
+  void count_macs(CompiledModel& out) const {
+    Placement& pl = out.placement;
+    std::set<size_t> on_fabric;
+    for (const Segment& seg : p_.segments) {
+      for (const FabricLayer& layer : seg.layers) on_fabric.insert(layer.nodes.begin(), layer.nodes.end());
+      if (!seg.fabric) {
+        for (size_t n : seg.host_nodes) {
+          pl.host_ops.push_back(host_op_time(graph_, graph_.nodes[n], shapes_, options_.board));
+        }
+      }
+    }
+    for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+      const uint64_t macs = node_macs(graph_, graph_.nodes[n], shapes_);
+      (on_fabric.count(n) ? pl.fabric_macs : pl.host_macs) += macs;
+    }
+    pl.fabric_segments = p_.fabric_segments();
+    pl.handovers = p_.handovers();
+    pl.host_modeled = options_.board.host_gflops > 0 && options_.board.host_gbps > 0;
+    if (out.has_fabric) pl.fabric_us = out.plan.seconds_per_image() * 1e6;
+  }
+
+  std::string summary(const CompiledModel& out) const {
+    const size_t segments = out.fabric_segments();
+    std::string s = std::to_string(out.layer_names.size()) + " fabric layers (" + out.layer_names.front() + " .. " +
+                    out.layer_names.back() + ") in " + std::to_string(segments) + " segment" +
+                    (segments == 1 ? "" : "s") + ", " + std::to_string(out.handovers()) + " hand-over" +
+                    (out.handovers() == 1 ? "" : "s") + "; host:";
+    size_t host_nodes = 0;
+    for (const Segment& seg : p_.segments) {
+      for (size_t n : seg.host_nodes) {
+        s += std::string(" ") + op_kind_name(graph_.nodes[n].op);
+        ++host_nodes;
+      }
+    }
+    if (host_nodes == 0) s += " nothing";
     if (pools_folded_ > 0) {
       s += "; " + std::to_string(pools_folded_) + " max-pool(s) after a concat folded into the convs that write it";
     }
-    if (!p_.stop_reason.empty()) s += "; fabric ends at " + p_.stop_reason;
+    if (!p_.host_reasons.empty()) s += "; on the host: " + reasons();
     return s;
   }
 
@@ -357,8 +468,19 @@ Result<CompiledModel> compile_model(const Graph& graph, const std::map<std::stri
     return Status::invalid_argument("compile_model: only the kernel's search space gives executable tiles");
   }
   TESSERA_ASSIGN_OR_RETURN(auto shapes, infer_shapes(graph, 1));
-  TESSERA_ASSIGN_OR_RETURN(Partition partition, partition_graph(graph, shapes));
+  TESSERA_ASSIGN_OR_RETURN(Partition partition, partition_graph(graph, shapes, options.partition));
   return Compiler(graph, ranges, shapes, partition, options).run();
+}
+
+std::vector<abi::LayerDesc> CompiledModel::fabric_layers() const {
+  std::vector<abi::LayerDesc> all;
+  for (const CompiledSegment& cs : segments) all.insert(all.end(), cs.program.layers.begin(), cs.program.layers.end());
+  return all;
+}
+
+size_t CompiledModel::fabric_segments() const {
+  return static_cast<size_t>(
+      std::count_if(segments.begin(), segments.end(), [](const CompiledSegment& cs) { return cs.fabric; }));
 }
 
 std::map<std::string, float> unit_ranges(const Graph& graph) {

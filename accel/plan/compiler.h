@@ -1,6 +1,7 @@
-// The compiler: float graph + activation ranges -> a CompiledProgram for the fabric part
-// (int8 descriptors, weights, quantisation arrays, arena layout, tiles) and a float graph for
-// the host part that reads the fabric's dequantised output.
+// The compiler: float graph + activation ranges -> the partition's segments in order: a
+// CompiledProgram for each fabric segment (int8 descriptors, weights, quantisation arrays, arena
+// layout, tiles) and a float graph for each host segment, which reads the dequantised outputs of
+// the fabric segments before it. One tile plan covers every fabric layer and the hand-overs.
 #pragma once
 
 #include <map>
@@ -10,19 +11,42 @@
 #include "accel/common/status.h"
 #include "accel/graph/graph.h"
 #include "accel/plan/model_plan.h"
+#include "accel/plan/partition.h"
+#include "accel/plan/placement.h"
 #include "accel/plan/plan_cache.h"
 #include "accel/program/program.h"
 
 namespace tessera::plan {
 
+// One segment of the compiled model (partition.h), in graph order.
+struct CompiledSegment {
+  bool fabric = false;
+  // Fabric: the program, its layers' names, where its layers start in the plan, the tensor it
+  // reads (quantised at program.input_scale) and the names later segments read its output under.
+  CompiledProgram program;
+  std::vector<std::string> layer_names;
+  size_t first_layer = 0;
+  std::string input;
+  std::vector<std::string> output_names;
+  // Host: a float graph whose inputs are the tensors it reads from earlier segments (or the
+  // graph input) and whose outputs are those later segments or the caller read.
+  Graph graph;
+};
+
 struct CompiledModel {
-  bool has_fabric = false;               // false: everything runs on the host in float
-  CompiledProgram program;               // the fabric part (when has_fabric)
-  std::vector<std::string> layer_names;  // one per descriptor, for errors and reports
-  Graph host_graph;                      // input: the fabric output (or the graph input); the graph's outputs
-  std::string fabric_summary;            // "12 fabric layers (conv1 .. pool3); host: Flatten, Gemm, Relu, Gemm"
-  ModelPlan plan;                        // the tile plan behind the descriptors' tiles (when has_fabric)
-  bool plan_from_cache = false;          // the plan's choices came from the PlanCache
+  bool has_fabric = false;                // false: everything runs on the host in float
+  std::string input;                      // the graph input, which the first segment reads
+  std::vector<CompiledSegment> segments;  // in order; one host segment when there is no fabric
+  std::vector<std::string> layer_names;   // every fabric layer, in plan order
+  std::string fabric_summary;    // "12 fabric layers (conv1 .. pool3) in 2 segments, 1 hand-over; host: LRN Flatten Gemm"
+  ModelPlan plan;                // the tile plan of every fabric layer, and the hand-overs
+  bool plan_from_cache = false;  // the plan's choices came from the PlanCache
+  Placement placement;           // MAC share, hand-overs, host ops' modeled time
+
+  // Every fabric segment's descriptors, in plan order.
+  std::vector<abi::LayerDesc> fabric_layers() const;
+  size_t fabric_segments() const;
+  size_t handovers() const { return plan.handovers.size(); }
 };
 
 struct CompileOptions {
@@ -30,6 +54,7 @@ struct CompileOptions {
   PlanOptions plan;            // space must be kKernel: the descriptors get the tiles
   PlanCache* cache = nullptr;  // optional
   std::string model_name;      // the cache's file name part
+  PartitionOptions partition;  // test and tuning hooks of the split
 };
 
 // `graph` must have BatchNorm folded (fold_batch_norm) and one NCHW input. `ranges` holds the

@@ -190,6 +190,24 @@ void finish_cost(CostBreakdown& cb, const BoardProfile& b, DramModel model) {
       b.static_watts * seconds * 1e6;
 }
 
+CostBreakdown evaluate_handover(uint64_t bytes_out, uint64_t bytes_in, const BoardProfile& b, DramModel model) {
+  CostBreakdown cb;
+  const uint64_t burst = std::max<uint32_t>(1, b.burst_bytes);
+  cb.output_bytes = bytes_out;
+  cb.input_bytes = bytes_in;
+  cb.ddr_bytes = bytes_out + bytes_in;
+  cb.dma_calls = 2;  // the host's read and write
+  cb.dma_runs = 2;
+  cb.bursts = (bytes_out + burst - 1) / burst + (bytes_in + burst - 1) / burst;
+  cb.cus_used = 1;
+  cb.serial_all = true;  // nothing of the fabric's overlaps it: the next program waits for its input
+  finish_cost(cb, b, model);
+  // The next program's launch (one more DMA start: the descriptors) is never hidden.
+  cb.total_cycles += b.dma_start_cycles;
+  cb.energy_uj += b.static_watts * b.dma_start_cycles / b.fabric_clock_mhz;
+  return cb;
+}
+
 namespace {
 
 // The layer cut into per-CU slices and tiles: the counts every traffic term shares.

@@ -124,6 +124,10 @@ CostBreakdown evaluate(const ConvGeometry& g, const BoardProfile& board, const C
 // MACs and steps are set: DRAM cycles by `model`, double-buffered total, bound, energy.
 void finish_cost(CostBreakdown& cb, const BoardProfile& board, DramModel model);
 
+// A hand-over between two fabric segments: the host reads `bytes_out` from DDR and writes
+// `bytes_in` back (one contiguous run each), then launches the next program (one DMA start).
+CostBreakdown evaluate_handover(uint64_t bytes_out, uint64_t bytes_in, const BoardProfile& board, DramModel model);
+
 // Lower bound of evaluate(...).total_cycles over all schedules/partitions for this tile: the
 // MAC time with all CUs busy and the compulsory DDR traffic (every byte once).
 double lower_bound_cycles(const ConvGeometry& g, const BoardProfile& board, const TileShape& t);

@@ -161,11 +161,24 @@ ModelPlan rescore(const ModelPlan& plan, DramModel model) {
     lp.cost =
         lp.searched ? evaluate(conv_geometry(lp.desc), b, lp.candidate, model) : evaluate_stream(lp.desc, b, model);
   }
+  for (HandoverPlan& h : out.handovers) h.cost = evaluate_handover(h.bytes_out, h.bytes_in, b, model);
   return out;
 }
 
-double ModelPlan::cycles() const {
+void ModelPlan::add_handover(std::string from, std::string to, uint64_t bytes_out, uint64_t bytes_in) {
+  HandoverPlan h{std::move(from), std::move(to), bytes_out, bytes_in, {}};
+  h.cost = evaluate_handover(bytes_out, bytes_in, effective_board(board, options.space), options.dram);
+  handovers.push_back(std::move(h));
+}
+
+double ModelPlan::handover_cycles() const {
   double c = 0;
+  for (const HandoverPlan& h : handovers) c += h.cost.total_cycles;
+  return c;
+}
+
+double ModelPlan::cycles() const {
+  double c = handover_cycles();
   for (const LayerPlan& l : layers) c += l.cost.total_cycles;
   return c;
 }
@@ -173,12 +186,14 @@ double ModelPlan::cycles() const {
 uint64_t ModelPlan::ddr_bytes() const {
   uint64_t v = 0;
   for (const LayerPlan& l : layers) v += l.cost.ddr_bytes;
+  for (const HandoverPlan& h : handovers) v += h.cost.ddr_bytes;
   return v;
 }
 
 uint64_t ModelPlan::bursts() const {
   uint64_t v = 0;
   for (const LayerPlan& l : layers) v += l.cost.bursts;
+  for (const HandoverPlan& h : handovers) v += h.cost.bursts;
   return v;
 }
 
@@ -191,6 +206,7 @@ uint64_t ModelPlan::macs() const {
 double ModelPlan::energy_uj() const {
   double v = 0;
   for (const LayerPlan& l : layers) v += l.cost.energy_uj;
+  for (const HandoverPlan& h : handovers) v += h.cost.energy_uj;
   // Each layer's cost charges the board's static power for its time; instances side by side
   // share it, so an image carries 1 / instances of that share.
   const double n = instances();
@@ -225,11 +241,12 @@ double ModelPlan::peak_gops() const {
 
 double ModelPlan::watts() const { return energy_uj() * 1e-6 * images_per_second(); }
 
-ProgramModel program_model(const ModelPlan& plan) {
+ProgramModel program_model(const ModelPlan& plan, size_t first, size_t count) {
   ProgramModel m;
   m.board = plan.board.name;
   m.clock_mhz = plan.board.fabric_clock_mhz;
-  for (const LayerPlan& l : plan.layers) {
+  for (size_t i = first; i < plan.layers.size() && i - first < count; ++i) {
+    const LayerPlan& l = plan.layers[i];
     m.layers.push_back({static_cast<uint64_t>(std::ceil(l.cost.total_cycles)), l.cost.ddr_bytes, l.cost.energy_uj});
   }
   return m;

@@ -9,6 +9,7 @@
 // study of what another kernel could reach; its choices are reported, never executed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -52,12 +53,28 @@ struct LayerPlan {
   double ocm_use() const { return budget_bytes ? static_cast<double>(cost.footprint_bytes) / budget_bytes : 0; }
 };
 
+// A round trip through the host between two fabric segments, per image: the host reads one
+// segment's output from DDR (`from`, bytes_out) and writes the next one's input back (`to`,
+// bytes_in), and the next program is launched. The fabric's own writes and reads of those
+// tensors are in its layers' costs already.
+struct HandoverPlan {
+  std::string from, to;
+  uint64_t bytes_out = 0, bytes_in = 0;
+  CostBreakdown cost;  // DDR time and energy of the round trip and the launch
+};
+
 struct ModelPlan {
   BoardProfile board;
   PlanOptions options;
   std::vector<LayerPlan> layers;
+  std::vector<HandoverPlan> handovers;  // between fabric segments, in order
 
-  // Per image, over all layers.
+  // Adds a hand-over between two fabric segments, costed on the plan's board and DRAM model.
+  void add_handover(std::string from, std::string to, uint64_t bytes_out, uint64_t bytes_in);
+  // One image's hand-over time, in fabric cycles (included in cycles()).
+  double handover_cycles() const;
+
+  // Per image, over all layers and hand-overs.
   double cycles() const;
   uint64_t ddr_bytes() const;
   uint64_t bursts() const;
@@ -97,7 +114,8 @@ CostBreakdown evaluate_stream(const abi::LayerDesc& d, const BoardProfile& board
 // volume-only model, then timed by the burst-aware one).
 ModelPlan rescore(const ModelPlan& plan, DramModel model);
 
-// What the device reports as modeled fabric figures (cycles, DDR bytes, energy per layer).
-ProgramModel program_model(const ModelPlan& plan);
+// What the device reports as modeled fabric figures (cycles, DDR bytes, energy per layer), for
+// the plan's layers [first, first + count) (one fabric segment's program; all by default).
+ProgramModel program_model(const ModelPlan& plan, size_t first = 0, size_t count = SIZE_MAX);
 
 }  // namespace tessera::plan

@@ -1,13 +1,16 @@
-// The split (first version of accel/plan): which nodes of a float graph run on the fabric as
-// int8 layers of kernels/kernel_abi.h and which stay on the host. Conv (+ fused ReLU/ReLU6 and
-// max-pool), standalone pooling, element-wise Add and channel Concat go to the fabric — the
-// NEURAghe split (seeds/003): convolutions on the accelerator, FC, softmax, LRN and anything
-// the kernel cannot do on the ARM host. The fabric part is a prefix of the graph: from the
-// first node the fabric cannot run, everything runs on the host.
+// The split: which nodes of a float graph run on the fabric as int8 layers of
+// kernels/kernel_abi.h and which stay on the host. Conv (+ fused ReLU/ReLU6 and max-pool),
+// standalone pooling, element-wise Add and channel Concat go to the fabric — the NEURAghe split
+// (seeds/003): convolutions on the accelerator, FC, softmax, LRN and anything the kernel cannot
+// do on the ARM host — wherever they stand in the graph. The graph becomes a sequence of
+// segments in graph order, fabric and host in any alternation; each fabric segment is one
+// program (one int8 input tensor, one int8 output tensor in its arena), each host segment a
+// float subgraph that reads any tensor an earlier segment made.
 #pragma once
 
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,9 +35,21 @@ struct FabricLayer {
   PoolAttrs pool;                                           // fused or standalone pool window
 };
 
+// A run of the graph on one side. Fabric: layers (in order) reading one tensor from outside
+// (`input`: the graph input or an earlier segment's tensor) and handing one on (`output`, read
+// by later segments or the caller under the names in `output_names`: the output and its aliases).
+// Host: graph nodes in order.
+struct Segment {
+  bool fabric = false;
+  std::vector<FabricLayer> layers;  // fabric
+  std::string input, output;        // fabric
+  std::vector<std::string> output_names;
+  std::vector<size_t> host_nodes;  // host
+};
+
 struct Partition {
-  std::vector<FabricLayer> layers;
-  // Tensors that are another tensor under a new name (Identity, Dropout).
+  std::vector<Segment> segments;  // in graph order; never two host segments in a row
+  // Tensors that are another tensor under a new name (Identity, Dropout), over all fabric segments.
   std::map<std::string, std::string> aliases;
   // Concat inputs: tensor -> (concat output, first channel) — producers write into the slice.
   struct Slice {
@@ -43,15 +58,26 @@ struct Partition {
   };
   std::map<std::string, Slice> slices;
   std::vector<std::string> concats;  // concat outputs (whole buffers)
-  std::vector<size_t> host_nodes;    // graph nodes left for the host, in order
-  std::string fabric_input;          // the graph input
-  std::string fabric_output;         // the one fabric tensor the host (or the caller) reads
-  std::string stop_reason;           // why the fabric part ends where it does
+  std::string graph_input;
+  // Why nodes the fabric has a layer kind for stayed on the host, one line each.
+  std::vector<std::string> host_reasons;
+
+  size_t fabric_segments() const;
+  size_t fabric_layers() const;
+  // Round trips through the host between two fabric segments (fabric segments - 1, or 0).
+  size_t handovers() const;
 };
 
-// Splits `graph` (BatchNorm already folded) for batch-1 `shapes`. A graph with no fabric layer
-// gives an empty `layers`; a fabric part with several outputs the host reads is cut back to
-// nothing with the reason in stop_reason (a later planner may do better).
-Result<Partition> partition_graph(const Graph& graph, const std::map<std::string, Shape>& shapes);
+// Test and tuning hooks: node names whose layer goes to the host although the fabric could run
+// it, and node names before which a new fabric segment starts (a fabric -> fabric hand-over).
+struct PartitionOptions {
+  std::set<std::string> host_only;
+  std::set<std::string> split_before;
+};
+
+// Splits `graph` (BatchNorm already folded) for batch-1 `shapes`. A graph without a fabric layer
+// gives one host segment with the reason in host_reasons.
+Result<Partition> partition_graph(const Graph& graph, const std::map<std::string, Shape>& shapes,
+                                  const PartitionOptions& options = {});
 
 }  // namespace tessera::plan

@@ -1,11 +1,9 @@
 #include "accel/runtime/engine.h"
 
 #include <algorithm>
-#include <cmath>
 
-#include "accel/graph/passes.h"
-#include "accel/host/reference_executor.h"
-#include "accel/runtime/engine_int8.h"
+#include "accel/runtime/backend_fp32.h"
+#include "accel/runtime/backend_int8.h"
 #include "accel/runtime/model_import.h"
 
 namespace tessera {
@@ -43,21 +41,7 @@ Result<int> check_signature(const ModelConfig& config, const Graph& graph) {
 
 }  // namespace
 
-const char* precision_name(Precision p) { return p == Precision::kInt8 ? "int8" : "fp32"; }
-
-Result<Precision> parse_precision(const std::string& name) {
-  if (name == "int8") return Precision::kInt8;
-  if (name == "fp32") return Precision::kFp32;
-  return Status::invalid_argument("precision must be int8 or fp32, not '" + name + "'");
-}
-
-Engine::Engine(ModelConfig config, Graph graph, int num_classes, EngineOptions options)
-    : config_(std::move(config)), graph_(std::move(graph)), num_classes_(num_classes), options_(std::move(options)) {
-  for (const Node& node : graph_.nodes) {
-    if (node.outputs[0] == graph_.outputs[0].name) ends_with_softmax_ = node.op == OpKind::kSoftmax;
-  }
-  options_.calibration_samples.clear();  // only needed while loading
-}
+Engine::Engine(ModelConfig config, int num_classes) : config_(std::move(config)), num_classes_(num_classes) {}
 
 Engine::~Engine() = default;
 
@@ -66,77 +50,16 @@ Result<std::unique_ptr<Engine>> Engine::load(const ModelConfig& config, const En
   if (!graph) return Status(graph.status().code(), model_error_prefix(config) + graph.status().message());
   TESSERA_ASSIGN_OR_RETURN(int classes, check_signature(config, *graph));
   if (options.max_batch < 1) return Status::invalid_argument("max_batch must be at least 1");
-  std::unique_ptr<Engine> engine(new Engine(config, std::move(graph).value(), classes, options));
+  std::unique_ptr<Engine> engine(new Engine(config, classes));
   if (options.precision == Precision::kFp32) {
-    // The fp32 path runs its own copy of the graph with each BatchNorm folded into the conv before
-    // it (as the int8 path does and OpenCV does), and keeps the kernels' per-model data (oneDNN's
-    // reordered weights) in a cache that lives and dies with that graph.
-    fold_constant_identities(engine->graph_);
-    TESSERA_RETURN_IF_ERROR(fold_batch_norm(engine->graph_).status());
-    engine->host_cache_ = std::make_unique<host::ModelCache>();
-    engine->summary_ = "fp32: " + std::to_string(engine->graph_.nodes.size()) + " nodes on the host";
+    // The backend keeps the graph (its constants are the model's weights): no second copy here.
+    TESSERA_ASSIGN_OR_RETURN(engine->backend_, Fp32Backend::create(std::move(graph).value(), classes));
     return engine;
   }
-  EngineOptions first_options = options;
-  if (!options.instances.empty()) {
-    first_options.supervisor = options.instances.front();
-    first_options.device = first_options.supervisor->shared_device();
-  }
-  auto int8 = Int8Path::create(engine->config_, engine->graph_, first_options);
+  auto int8 = Int8Backend::create(engine->config_, *graph, options);
   if (!int8) return Status(int8.status().code(), model_error_prefix(config) + int8.status().message());
-  engine->int8_.push_back(std::move(int8).value());
-  for (size_t i = 1; i < options.instances.size(); ++i) {
-    auto more = Int8Path::create_instance(*engine->int8_.front(), options.instances[i]);
-    if (!more) return Status(more.status().code(), model_error_prefix(config) + more.status().message());
-    engine->int8_.push_back(std::move(more).value());
-  }
-  engine->summary_ = "int8: " + engine->int8_.front()->summary();
-  if (engine->int8_.size() > 1) engine->summary_ += " x " + std::to_string(engine->int8_.size()) + " device instances";
+  engine->backend_ = std::move(int8).value();
   return engine;
-}
-
-const plan::ModelPlan* Engine::plan() const { return int8_.empty() ? nullptr : int8_.front()->plan(); }
-
-std::vector<const DeviceSupervisor*> Engine::instances() const {
-  std::vector<const DeviceSupervisor*> out;
-  for (const auto& path : int8_) out.push_back(&path->supervisor());
-  return out;
-}
-
-int Engine::pick_instance(const std::vector<bool>& tried) const {
-  const size_t n = int8_.size();
-  const size_t start = next_instance_.fetch_add(1, std::memory_order_relaxed) % n;
-  int best = -1;
-  std::pair<bool, int> best_key{true, 0};  // (not serving, outstanding): smaller is better
-  for (size_t k = 0; k < n; ++k) {
-    const size_t i = (start + k) % n;
-    const DeviceSupervisor& supervisor = int8_[i]->supervisor();
-    if (tried[i] || !supervisor.usable().is_ok()) continue;
-    const std::pair<bool, int> key{supervisor.health().state != DeviceState::kServing,
-                                   int8_[i]->outstanding.load(std::memory_order_relaxed)};
-    if (best < 0 || key < best_key) {
-      best = static_cast<int>(i);
-      best_key = key;
-    }
-  }
-  return best;
-}
-
-Result<Inference> Engine::infer_on_instances(const Tensor& batch, const std::function<void()>& fabric_done) const {
-  if (int8_.size() == 1) return int8_.front()->infer(batch, fabric_done);
-  std::vector<bool> tried(int8_.size(), false);
-  Result<Inference> result =
-      Status::unavailable(model_error_prefix(config_) + "every device instance is out of service");
-  for (int i = pick_instance(tried); i >= 0; i = pick_instance(tried)) {
-    tried[static_cast<size_t>(i)] = true;
-    Int8Path& path = *int8_[static_cast<size_t>(i)];
-    path.outstanding.fetch_add(1);
-    result = path.infer(batch, fabric_done);
-    path.outstanding.fetch_sub(1);
-    // The instance's device failed (or went out of service): the batch is not at fault.
-    if (result.is_ok() || result.status().code() != StatusCode::kUnavailable) return result;
-  }
-  return result;
 }
 
 Status Engine::check_batch(const Tensor& batch) const {
@@ -150,17 +73,12 @@ Status Engine::check_batch(const Tensor& batch) const {
   return Status::ok();
 }
 
-Result<Inference> Engine::infer(const Tensor& batch, const std::function<void()>& fabric_done) const {
-  TESSERA_RETURN_IF_ERROR(check_batch(batch));
-  if (!int8_.empty()) return infer_on_instances(batch, fabric_done);
-  const auto start = std::chrono::steady_clock::now();
-  TESSERA_ASSIGN_OR_RETURN(auto outputs,
-                           host::run_reference(graph_, {{graph_.inputs[0].name, batch}}, host_cache_.get()));
-  Inference result;
-  result.host_us = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
-  TESSERA_ASSIGN_OR_RETURN(result.scores, split_rows(outputs.at(graph_.outputs[0].name), batch.dim(0), num_classes_));
-  return result;
+Result<Inference> Engine::infer(const Tensor& batch, BatchListener* listener) const {
+  if (Status checked = check_batch(batch); !checked.is_ok()) {
+    if (listener) listener->device_free();
+    return checked;
+  }
+  return backend_->infer(batch, listener);
 }
 
 Result<std::vector<std::vector<float>>> Engine::run(const Tensor& batch) const {
@@ -168,33 +86,9 @@ Result<std::vector<std::vector<float>>> Engine::run(const Tensor& batch) const {
   return std::move(inference.scores);
 }
 
-void Engine::to_probabilities(std::vector<std::vector<float>>& rows) const {
-  if (ends_with_softmax_) return;
-  for (auto& row : rows) {
-    const float max = *std::max_element(row.begin(), row.end());
-    double sum = 0;
-    for (float& v : row) sum += (v = std::exp(v - max));
-    for (float& v : row) v = static_cast<float>(v / sum);
-  }
-}
-
 Result<std::vector<std::vector<float>>> Engine::classify(const Tensor& batch) const {
   TESSERA_ASSIGN_OR_RETURN(auto rows, run(batch));
   to_probabilities(rows);
-  return rows;
-}
-
-Result<std::vector<std::vector<float>>> split_rows(const Tensor& scores, int64_t n, int classes) {
-  const auto k = static_cast<size_t>(classes);
-  if (scores.data.size() != static_cast<size_t>(n) * k) {
-    return Status::internal("model output " + shape_to_string(scores.shape) + " is not " + std::to_string(n) + " x " +
-                            std::to_string(classes));
-  }
-  std::vector<std::vector<float>> rows(static_cast<size_t>(n));
-  for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].assign(scores.data.begin() + static_cast<std::ptrdiff_t>(i * k),
-                   scores.data.begin() + static_cast<std::ptrdiff_t>((i + 1) * k));
-  }
   return rows;
 }
 

@@ -18,10 +18,25 @@ uint64_t micros_since(std::chrono::steady_clock::time_point start) {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
 }
 
+// The last segment that reads each tensor (host inputs, fabric inputs), so a host segment may
+// take a tensor no later segment needs instead of copying it.
+std::map<std::string, size_t> last_reads(const plan::CompiledModel& compiled) {
+  std::map<std::string, size_t> last;
+  for (size_t k = 0; k < compiled.segments.size(); ++k) {
+    const plan::CompiledSegment& cs = compiled.segments[k];
+    if (cs.fabric) {
+      last[cs.input] = k;
+    } else {
+      for (const auto& in : cs.graph.inputs) last[in.name] = k;
+    }
+  }
+  return last;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create(const ModelConfig& config, const Graph& graph,
-                                                                   const EngineOptions& options) {
+Result<std::unique_ptr<Int8Path>> Int8Path::create(const ModelConfig& config, const Graph& graph,
+                                                   const EngineOptions& options) {
   if (!options.device) return Status::invalid_argument("int8 needs a device (emu or xrt)");
   std::unique_ptr<Int8Path> path(new Int8Path());
   path->options_ = options;
@@ -45,15 +60,16 @@ Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create(const ModelCo
   const std::string board_name = options.device->info().board;
   auto board = plan::load_board_profile(board_name);
   if (!board) return Status(board.status().code(), "board '" + board_name + "': " + board.status().message());
-  plan::CompileOptions compile{*board, options.plan, options.plan_cache.get(), config.name};
+  plan::CompileOptions compile{*board, options.plan, options.plan_cache.get(), config.name, options.partition};
   compile.plan.space = plan::SearchSpace::kKernel;
   TESSERA_ASSIGN_OR_RETURN(path->compiled_, plan::compile_model(folded, ranges, compile));
+  path->last_read_ = last_reads(path->compiled_);
   TESSERA_RETURN_IF_ERROR(path->start());
   return path;
 }
 
-Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create_instance(
-    const Int8Path& first, std::shared_ptr<DeviceSupervisor> supervisor) {
+Result<std::unique_ptr<Int8Path>> Int8Path::create_instance(const Int8Path& first,
+                                                            std::shared_ptr<DeviceSupervisor> supervisor) {
   std::unique_ptr<Int8Path> path(new Int8Path());
   path->options_ = first.options_;
   path->options_.device = supervisor->shared_device();
@@ -65,13 +81,14 @@ Result<std::unique_ptr<Engine::Int8Path>> Engine::Int8Path::create_instance(
   path->num_classes_ = first.num_classes_;
   path->output_name_ = first.output_name_;
   path->compiled_ = first.compiled_;
+  path->last_read_ = first.last_read_;
   TESSERA_RETURN_IF_ERROR(path->start());
   return path;
 }
 
-Status Engine::Int8Path::start() {
+Status Int8Path::start() {
   if (compiled_.has_fabric) {
-    if (Status loaded = load_program(); !loaded.is_ok()) {
+    if (Status loaded = load_programs(); !loaded.is_ok()) {
       return Status(loaded.code(), "device " + std::to_string(supervisor_->index()) + ": " + loaded.message());
     }
   }
@@ -81,7 +98,7 @@ Status Engine::Int8Path::start() {
   return Status::ok();
 }
 
-Engine::Int8Path::~Int8Path() {
+Int8Path::~Int8Path() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -91,40 +108,49 @@ Engine::Int8Path::~Int8Path() {
   if (fabric_thread_.joinable()) fabric_thread_.join();
 }
 
-std::string Engine::Int8Path::summary() const {
-  if (!compiled_.has_fabric) return compiled_.fabric_summary;
+std::string Int8Path::summary() const {
+  if (!compiled_.has_fabric) return compiled_.fabric_summary + " (" + compiled_.placement.line() + ")";
   const plan::ModelPlan& p = compiled_.plan;
   char modeled[160];
   std::snprintf(modeled, sizeof modeled, "%.0f images/s, %.3f mJ/image modeled", p.images_per_second(),
                 p.energy_uj() * 1e-3);
   return compiled_.fabric_summary + " [device " + device_kind_ + ", board " + p.board.name + ": " + modeled +
-         (compiled_.plan_from_cache ? ", plan from cache" : ", plan searched") + "]";
+         (compiled_.plan_from_cache ? ", plan from cache" : ", plan searched") + "; " + compiled_.placement.line() +
+         "]";
 }
 
-Status Engine::Int8Path::load_program() {
-  program_.reset();
+Status Int8Path::load_programs() {
+  programs_.clear();
   loaded_generation_ = supervisor_->generation();
-  auto program = supervisor_->device().load(compiled_.program, options_.max_batch);
-  if (!program) return Status(program.status().code(), "loading the fabric program: " + program.status().message());
-  program_ = std::move(program).value();
+  for (size_t k = 0; k < compiled_.segments.size(); ++k) {
+    if (!compiled_.segments[k].fabric) continue;
+    auto program = supervisor_->device().load(compiled_.segments[k].program, options_.max_batch);
+    if (!program) {
+      programs_.clear();
+      return Status(program.status().code(),
+                    "loading the fabric program of segment " + std::to_string(k) + ": " + program.status().message());
+    }
+    programs_[k] = std::move(program).value();
+  }
   return Status::ok();
 }
 
-Status Engine::Int8Path::run_chunk(Job& job, std::span<const int8_t> in, uint32_t count, std::span<int8_t> out) {
-  if (!program_ || loaded_generation_ != supervisor_->generation()) {
-    if (Status loaded = load_program(); !loaded.is_ok()) return job.device_error = loaded;
+Status Int8Path::run_chunk(Job& job, size_t k, std::span<const int8_t> in, uint32_t count, std::span<int8_t> out) {
+  if (programs_.empty() || loaded_generation_ != supervisor_->generation()) {
+    if (Status loaded = load_programs(); !loaded.is_ok()) return job.device_error = loaded;
   }
-  Status ran = program_->run(in, count, out, options_.device_timeout);
+  DeviceProgram& program = *programs_.at(k);
+  Status ran = program.run(in, count, out, options_.device_timeout);
   // A batch the device cannot take is the caller's mistake; everything else is the device's.
   if (!ran.is_ok() && ran.code() != StatusCode::kInvalidArgument) job.device_error = ran;
   if (ran.is_ok()) {
     supervisor_->run_ok();
-    job.result.fabric_cycles += program_->last_run_cycles();
+    job.result.fabric_cycles += program.last_run_cycles();
   }
   return ran;
 }
 
-bool Engine::Int8Path::handle_device_error(Job& job) {
+bool Int8Path::handle_device_error(Job& job) {
   if (job.device_error.is_ok()) return false;
   job.status = supervisor_->failed(job.device_error);
   job.fabric_done.set_value();  // the caller is answered before the reset, which may take long
@@ -132,77 +158,94 @@ bool Engine::Int8Path::handle_device_error(Job& job) {
   return true;
 }
 
-void Engine::Int8Path::recover() {
-  program_.reset();
+void Int8Path::recover() {
+  programs_.clear();
   uint64_t seen = loaded_generation_;  // skip the reset when another engine did it since
   while (supervisor_->usable().is_ok()) {
     Status status = supervisor_->reset(seen);
-    if (status.is_ok()) status = load_program();
+    if (status.is_ok()) status = load_programs();
     if (status.is_ok()) return supervisor_->recovered();
     (void)supervisor_->failed(status);  // counted; out of service after too many in a row
     seen = supervisor_->generation();
   }
 }
 
-// Quantises the input, runs the fabric program in chunks of max_batch, dequantises the output.
-Status Engine::Int8Path::fabric_stage(Job& job) {
+// Fabric segment job.segment: quantises its input, runs its program in chunks of max_batch,
+// dequantises its output under every name later segments read it by.
+Status Int8Path::fabric_stage(Job& job) {
   const auto start = std::chrono::steady_clock::now();
-  const Tensor& in = job.input;
-  if (!compiled_.has_fabric) {
-    job.boundary = in;
-    return Status::ok();
-  }
+  const size_t k = job.segment;
+  const plan::CompiledSegment& cs = compiled_.segments[k];
   TESSERA_RETURN_IF_ERROR(supervisor_->usable());
-  const CompiledProgram& prog = compiled_.program;
-  const auto n = static_cast<uint32_t>(in.dim(0));
+  const CompiledProgram& prog = cs.program;
+  auto input = job.values.find(cs.input);
+  if (input == job.values.end())
+    return Status::internal("segment " + std::to_string(k) + ": no tensor '" + cs.input + "'");
+  const Tensor& in = input->second;
+  const auto n = static_cast<uint32_t>(job.images);
+  if (in.data.size() != static_cast<size_t>(n) * prog.input_bytes()) {
+    return Status::internal("segment " + std::to_string(k) + ": input '" + cs.input + "' is " +
+                            shape_to_string(in.shape) + ", the program takes " + std::to_string(prog.input_bytes()) +
+                            " values an image");
+  }
   std::vector<int8_t> q_in(in.data.size());
   quant::quantize_values(in.data.data(), in.data.size(), prog.input_scale, q_in.data());
+  if (last_read_.at(cs.input) == k) job.values.erase(input);
   std::vector<int8_t> q_out(static_cast<size_t>(n) * prog.output_bytes());
   for (uint32_t first = 0; first < n; first += options_.max_batch) {
     const uint32_t count = std::min(options_.max_batch, n - first);
     TESSERA_RETURN_IF_ERROR(
-        run_chunk(job,
+        run_chunk(job, k,
                   std::span<const int8_t>(q_in.data() + static_cast<size_t>(first) * prog.input_bytes(),
                                           static_cast<size_t>(count) * prog.input_bytes()),
                   count,
                   std::span<int8_t>(q_out.data() + static_cast<size_t>(first) * prog.output_bytes(),
                                     static_cast<size_t>(count) * prog.output_bytes())));
   }
-  job.boundary = Tensor({static_cast<int64_t>(n), prog.output_c, prog.output_h, prog.output_w});
-  for (size_t i = 0; i < q_out.size(); ++i) job.boundary.data[i] = q_out[i] * prog.output_scale;
-  job.result.fabric_us = micros_since(start);
+  Tensor out({static_cast<int64_t>(n), prog.output_c, prog.output_h, prog.output_w});
+  for (size_t i = 0; i < q_out.size(); ++i) out.data[i] = q_out[i] * prog.output_scale;
+  for (size_t i = 1; i < cs.output_names.size(); ++i) job.values[cs.output_names[i]] = out;
+  job.values[cs.output_names.front()] = std::move(out);
+  job.result.fabric_us += micros_since(start);
   // A board reports cycles at its kernel clock; the emulator models them at the plan's.
   const double clock = clock_mhz_ > 0 ? clock_mhz_ : prog.model.clock_mhz;
   if (clock > 0) {
     job.result.modeled_fabric_us = static_cast<uint64_t>(static_cast<double>(job.result.fabric_cycles) / clock);
   }
-  job.result.modeled_fabric_uj = prog.model.energy_uj(static_cast<uint32_t>(n));
+  job.result.modeled_fabric_uj += prog.model.energy_uj(n);
   job.result.device = static_cast<int>(supervisor_->index());
   return Status::ok();
 }
 
-// The host part (FC, softmax, ...) in float on the fabric's output.
-Status Engine::Int8Path::host_stage(Job& job) {
+// Host segment k in float on the tensors earlier segments made.
+Status Int8Path::host_stage(Job& job, size_t k) {
   const auto start = std::chrono::steady_clock::now();
-  const int64_t n = job.boundary.dim(0);
-  const Graph& host = compiled_.host_graph;
-  if (host.nodes.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(job.result.scores, split_rows(job.boundary, n, num_classes_));
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(auto outputs, host::run_reference(host, {{host.inputs[0].name, std::move(job.boundary)}}));
-    TESSERA_ASSIGN_OR_RETURN(job.result.scores, split_rows(outputs.at(output_name_), n, num_classes_));
+  const Graph& host = compiled_.segments[k].graph;
+  std::map<std::string, Tensor> inputs;
+  for (const auto& in : host.inputs) {
+    auto it = job.values.find(in.name);
+    if (it == job.values.end())
+      return Status::internal("host segment " + std::to_string(k) + ": no tensor '" + in.name + "'");
+    if (last_read_.at(in.name) == k) {
+      inputs[in.name] = std::move(it->second);
+      job.values.erase(it);
+    } else {
+      inputs[in.name] = it->second;
+    }
   }
-  job.result.host_us = micros_since(start);
+  TESSERA_ASSIGN_OR_RETURN(auto outputs, host::run_reference(host, inputs));
+  for (auto& [name, value] : outputs) job.values[name] = std::move(value);
+  job.result.host_us += micros_since(start);
   return Status::ok();
 }
 
-void Engine::Int8Path::run_fabric(Job& job) {
+void Int8Path::run_fabric(Job& job) {
   job.status = fabric_stage(job);
   if (handle_device_error(job)) return;
   job.fabric_done.set_value();
 }
 
-void Engine::Int8Path::fabric_loop() {
+void Int8Path::fabric_loop() {
   for (;;) {
     std::shared_ptr<Job> job;
     {
@@ -211,13 +254,14 @@ void Engine::Int8Path::fabric_loop() {
       if (fabric_queue_.empty()) return;
       job = std::move(fabric_queue_.front());
       fabric_queue_.pop_front();
+      if (job->new_batch) --new_batches_queued_;
     }
     space_cv_.notify_all();
     run_fabric(*job);
   }
 }
 
-std::chrono::milliseconds Engine::Int8Path::watchdog(int64_t images) const {
+std::chrono::milliseconds Int8Path::watchdog(int64_t images) const {
   const std::chrono::milliseconds timeout = options_.device_timeout;
   if (timeout.count() <= 0 || !compiled_.has_fabric) return std::chrono::milliseconds(0);
   const int64_t runs = (images + options_.max_batch - 1) / options_.max_batch;
@@ -225,44 +269,69 @@ std::chrono::milliseconds Engine::Int8Path::watchdog(int64_t images) const {
   return static_cast<int64_t>(kQueueDepth + 2) * runs * timeout + reset;
 }
 
-Result<Inference> Engine::Int8Path::host_part(Job& job) {
-  if (job.status.is_ok()) job.status = host_stage(job);
-  if (!job.status.is_ok()) return job.status;
-  return std::move(job.result);
-}
-
-Result<Inference> Engine::Int8Path::infer(const Tensor& batch, const std::function<void()>& fabric_done_callback) {
-  if (compiled_.has_fabric) TESSERA_RETURN_IF_ERROR(supervisor_->usable());
-  auto job = std::make_shared<Job>();
-  job->input = batch;
-  auto fabric_done = job->fabric_done.get_future();
+Status Int8Path::fabric_segment(const std::shared_ptr<Job>& job, size_t k, bool first) {
+  job->segment = k;
+  job->new_batch = first;
+  job->fabric_done = std::promise<void>();
+  auto done = job->fabric_done.get_future();
   if (!options_.pipelined) {
-    // Unpipelined: one batch at a time through both stages, nothing overlaps.
-    std::lock_guard<std::mutex> lock(sequential_mu_);
     run_fabric(*job);
-    fabric_done.get();
-    if (fabric_done_callback) fabric_done_callback();
-    return host_part(*job);
+    done.get();
+    return job->status;
   }
   // A device whose run never returns must not hang its callers: past the watchdog the device is
   // taken for wedged (out of service) and the caller answered; the job stays the fabric thread's.
-  const std::chrono::milliseconds limit = watchdog(batch.dim(0));
+  const std::chrono::milliseconds limit = watchdog(job->images);
   const auto until =
       limit.count() > 0 ? std::chrono::steady_clock::now() + limit : std::chrono::steady_clock::time_point::max();
   {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!space_cv_.wait_until(lock, until, [&] { return stopping_ || fabric_queue_.size() < kQueueDepth; })) {
-      return supervisor_->wedged(limit);
+    if (first) {
+      if (!space_cv_.wait_until(lock, until, [&] { return stopping_ || new_batches_queued_ < kQueueDepth; })) {
+        return supervisor_->wedged(limit);
+      }
+      if (stopping_) return Status::unavailable("the engine is shutting down");
+      fabric_queue_.push_back(job);
+      ++new_batches_queued_;
+    } else {
+      if (stopping_) return Status::unavailable("the engine is shutting down");
+      fabric_queue_.push_front(job);  // a batch in flight goes ahead of new ones
     }
-    if (stopping_) return Status::unavailable("the engine is shutting down");
-    fabric_queue_.push_back(job);
   }
   fabric_cv_.notify_one();
-  if (fabric_done.wait_until(until) == std::future_status::timeout) return supervisor_->wedged(limit);
-  fabric_done.get();
-  if (fabric_done_callback) fabric_done_callback();
-  // The host stage on this thread, while the fabric thread runs the next caller's batch.
-  return host_part(*job);
+  if (done.wait_until(until) == std::future_status::timeout) return supervisor_->wedged(limit);
+  done.get();
+  return job->status;
+}
+
+Result<Inference> Int8Path::finish(Job& job) {
+  auto out = job.values.find(output_name_);
+  if (out == job.values.end()) return Status::internal("no model output '" + output_name_ + "' after the last segment");
+  TESSERA_ASSIGN_OR_RETURN(job.result.scores, split_rows(out->second, job.images, num_classes_));
+  for (const plan::HandoverPlan& h : compiled_.plan.handovers) {
+    job.result.modeled_fabric_uj += h.cost.energy_uj * static_cast<double>(job.images);
+  }
+  return std::move(job.result);
+}
+
+Result<Inference> Int8Path::infer(const Tensor& batch, const std::function<void()>& first_fabric_done) {
+  if (compiled_.has_fabric) TESSERA_RETURN_IF_ERROR(supervisor_->usable());
+  auto job = std::make_shared<Job>();
+  job->images = batch.dim(0);
+  job->values[compiled_.input] = batch;
+  std::unique_lock<std::mutex> sequential(sequential_mu_, std::defer_lock);
+  if (!options_.pipelined) sequential.lock();  // unpipelined: one batch at a time, nothing overlaps
+  bool first = true;
+  for (size_t k = 0; k < compiled_.segments.size(); ++k) {
+    if (compiled_.segments[k].fabric) {
+      TESSERA_RETURN_IF_ERROR(fabric_segment(job, k, first));
+      if (first && first_fabric_done) first_fabric_done();
+      first = false;
+    } else {
+      TESSERA_RETURN_IF_ERROR(host_stage(*job, k));
+    }
+  }
+  return finish(*job);
 }
 
 }  // namespace tessera

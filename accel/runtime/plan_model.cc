@@ -25,14 +25,18 @@ Result<ModelPlanning> plan_model(const std::filesystem::path& model, const plan:
   Graph graph = std::move(imported).value();
   fold_constant_identities(graph);
   TESSERA_RETURN_IF_ERROR(fold_batch_norm(graph).status());
-  plan::CompileOptions compile{board, options, cache, out.model_name};
+  plan::CompileOptions compile{board, options, cache, out.model_name, {}};
   compile.plan.space = plan::SearchSpace::kKernel;
   TESSERA_ASSIGN_OR_RETURN(out.compiled, plan::compile_model(graph, plan::unit_ranges(graph), compile));
   out.fabric_summary = out.compiled.fabric_summary;
   if (options.space == plan::SearchSpace::kExplore && out.compiled.has_fabric) {
+    const std::vector<plan::HandoverPlan> kernel_handovers = out.compiled.plan.handovers;
     TESSERA_ASSIGN_OR_RETURN(out.compiled.plan,
-                             plan::plan_layers_cached(out.compiled.program.layers, out.compiled.layer_names, board,
+                             plan::plan_layers_cached(out.compiled.fabric_layers(), out.compiled.layer_names, board,
                                                       options, out.model_name, cache, &out.compiled.plan_from_cache));
+    // The explore plan studies the layers; the hand-overs are the same round trips.
+    for (const plan::HandoverPlan& h : kernel_handovers)
+      out.compiled.plan.add_handover(h.from, h.to, h.bytes_out, h.bytes_in);
   }
   return out;
 }

@@ -58,6 +58,7 @@ Result<PlanReport> make_report(const PlanArgs& args, const plan::BoardProfile& b
   r.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.model = display_name(planned.model_name, args.model);
   r.fabric_summary = planned.fabric_summary;
+  r.placement = planned.compiled.placement;
   r.plan = std::move(planned.compiled.plan);
   r.from_cache = planned.compiled.plan_from_cache;
   if (r.plan.layers.empty()) {  // no fabric part: nothing was planned

@@ -107,6 +107,36 @@ json comparison_json(const PlanReport& r) {
                             plan_us(r.other, r.board), r.plan.energy_uj(), r.other.energy_uj())}};
 }
 
+json placement_json(const plan::Placement& p, const PlanReport& r) {
+  json host = json::array();
+  const double total = p.total_us();
+  for (const plan::HostOpTime& op : p.host_ops) {
+    json o = {{"node", op.node}, {"op", op.op}, {"macs", op.macs}};
+    if (p.host_modeled) {
+      o["us"] = op.us;
+      o["time_share"] = total > 0 ? op.us / total : 0.0;
+    }
+    host.push_back(std::move(o));
+  }
+  json doc = {
+      {"fabric_macs", p.fabric_macs},         {"host_macs", p.host_macs}, {"fabric_mac_share", p.fabric_mac_share()},
+      {"fabric_segments", p.fabric_segments}, {"handovers", p.handovers}, {"fabric_us", p.fabric_us},
+      {"host_ops", std::move(host)}};
+  if (p.host_modeled) doc["host_us"] = p.host_us();
+  json handovers = json::array();
+  for (const plan::HandoverPlan& h : r.plan.handovers) {
+    handovers.push_back({{"from", h.from},
+                         {"to", h.to},
+                         {"bytes_out", h.bytes_out},
+                         {"bytes_in", h.bytes_in},
+                         {"ddr_bytes", h.cost.ddr_bytes},
+                         {"us", r.board.fabric_clock_mhz > 0 ? h.cost.total_cycles / r.board.fabric_clock_mhz : 0.0},
+                         {"energy_uj", h.cost.energy_uj}});
+  }
+  doc["handover_costs"] = std::move(handovers);
+  return doc;
+}
+
 }  // namespace
 
 nlohmann::json plan_json(const PlanReport& r) {
@@ -118,6 +148,7 @@ nlohmann::json plan_json(const PlanReport& r) {
   json doc = {{"model", r.model},
               {"source", r.source},
               {"fabric", r.fabric_summary},
+              {"placement", placement_json(r.placement, r)},
               {"board",
                {{"name", b.name},
                 {"clock_mhz", b.fabric_clock_mhz},

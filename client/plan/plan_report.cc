@@ -75,7 +75,7 @@ std::optional<RooflinePoint> roofline_point(const plan::LayerPlan& l, const plan
 double plan_us(const plan::ModelPlan& plan, const plan::BoardProfile& board) {
   double us = 0;
   for (const plan::LayerPlan& l : plan.layers) us += layer_us(l, board);
-  return us;
+  return us + (board.fabric_clock_mhz > 0 ? plan.handover_cycles() / board.fabric_clock_mhz : 0);
 }
 
 size_t searched_layers(const plan::ModelPlan& plan) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "accel/plan/model_plan.h"
+#include "accel/plan/placement.h"
 
 namespace tessera::client {
 
@@ -19,6 +20,7 @@ struct PlanReport {
   std::string model;           // the model's name (model.toml's, the file's stem, or <name>/model.onnx's folder)
   std::string source;          // the path as given on the command line
   std::string fabric_summary;  // what runs on the fabric and what on the host
+  plan::Placement placement;   // MAC share on the fabric, hand-overs, host ops' share of modeled time
   plan::BoardProfile board;    // the profile as loaded (the plan's may be empty without fabric layers)
   plan::ModelPlan plan;        // burst-aware plan with the requested options
   bool from_cache = false;     // the plan's choices came from the plan cache
@@ -55,7 +57,7 @@ struct RooflinePoint {
 };
 std::optional<RooflinePoint> roofline_point(const plan::LayerPlan& l, const plan::BoardProfile& board);
 
-// Totals over the plan's layers.
+// Totals over the plan's layers (plan_us: and its hand-overs).
 double plan_us(const plan::ModelPlan& plan, const plan::BoardProfile& board);
 
 // a / b, or 0 where b is not positive (a figure the other board or model does not have).

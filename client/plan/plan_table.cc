@@ -43,6 +43,7 @@ void print_header(std::ostream& out, const PlanReport& r) {
   out << "  options: space " << plan::search_space_name(o.space) << ", objective " << plan::objective_name(o.objective)
       << ", DRAM model " << plan::dram_model_name(o.dram) << (o.naive ? ", naive tiles" : "") << "\n";
   if (!r.fabric_summary.empty()) out << "  fabric: " << r.fabric_summary << "\n";
+  out << "  where it runs: " << r.placement.line() << "\n";
 }
 
 void print_layers(std::ostream& out, const PlanReport& r) {
@@ -86,6 +87,12 @@ void print_totals(std::ostream& out, const PlanReport& r) {
   out << format("  power       %.2f W modeled, %.3f mJ/image\n", p.watts(), p.energy_uj() / 1e3);
   out << format("  DDR         %.3f MB/image, %llu bursts of %u B\n", mb(p.ddr_bytes()),
                 static_cast<unsigned long long>(p.bursts()), r.board.burst_bytes);
+  if (!p.handovers.empty()) {
+    uint64_t bytes = 0;
+    for (const plan::HandoverPlan& h : p.handovers) bytes += h.cost.ddr_bytes;
+    out << format("  hand-overs  %zu round trips through the host: %s µs/image, %.3f MB/image of DDR (in the totals)\n",
+                  p.handovers.size(), us_text(p.handover_cycles() / r.board.fabric_clock_mhz).c_str(), mb(bytes));
+  }
   if (r.from_cache) {
     out << format("  plan        from cache %s (search skipped; planned in %.1f ms)\n",
                   r.cache_dir.empty() ? "(memory)" : r.cache_dir.c_str(), r.wall_ms);
@@ -95,7 +102,8 @@ void print_totals(std::ostream& out, const PlanReport& r) {
   }
   out << format("  board       %s, fabric clock %.0f MHz\n", r.board.name.c_str(), r.board.fabric_clock_mhz);
   out << "  caveat      modeled from the board profile (" << plan::boards_dir() << "/" << r.board.name
-      << ".toml), not measured;\n              fabric layers only, the host's layers are not counted\n";
+      << ".toml), not measured;\n              fabric layers and hand-overs only (the host ops' modeled share: \"where "
+         "it runs\")\n";
 }
 
 // seeds/000: naive tiles (the fullest tile set) against the search's.

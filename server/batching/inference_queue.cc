@@ -152,7 +152,7 @@ bool InferenceQueue::take_inline(const InferenceJob& job) {
 bool InferenceQueue::device_busy(const ServedModel* model) const {
   if (!options_.grow_while_busy) return false;
   auto it = in_fabric_.find(model);
-  return it != in_fabric_.end() && it->second >= model->engine->device_instances();
+  return it != in_fabric_.end() && it->second >= model->engine->backend().instance_count();
 }
 
 void InferenceQueue::fabric_taken(const ServedModel* model) { ++in_fabric_[model]; }
@@ -348,20 +348,25 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
   // One model run for the whole batch.
   const auto run_start = SteadyClock::now();
   Result<Inference> inference = Status::internal("not run");
-  // The device can take the next batch once this one's fabric stage is over (once, whichever
-  // comes first: the engine says so, or the run ends; fp32 has no fabric stage).
-  bool left_fabric = false;
-  auto leave_fabric = [&] {
-    if (left_fabric) return;
-    left_fabric = true;
-    fabric_left(&model);
-  };
+  // The device can take the next batch once this one's first fabric segment is over (the
+  // backend says so once, before infer returns; fp32: when the run ends).
+  struct LeaveFabric final : BatchListener {
+    InferenceQueue* queue;
+    const ServedModel* model;
+    bool left = false;
+    LeaveFabric(InferenceQueue* q, const ServedModel* m) : queue(q), model(m) {}
+    void device_free() override {
+      if (left) return;
+      left = true;
+      queue->fabric_left(model);
+    }
+  } leave_fabric(this, &model);
   try {
-    inference = model.engine->infer(tensor, leave_fabric);
+    inference = model.engine->backend().infer(tensor, &leave_fabric);
   } catch (const std::exception& e) {
     inference = Status::internal(std::string("inference: ") + e.what());
   }
-  leave_fabric();
+  leave_fabric.device_free();  // an exception skipped the backend's word
   const auto run_end = SteadyClock::now();
   if (inference && inference->scores.size() != running.size()) {
     inference = Status::internal("the model returned " + std::to_string(inference->scores.size()) +
@@ -371,7 +376,7 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
     for (QueuedJob* queued : running) answer(queued->job, inference.status());
     return;
   }
-  model.engine->to_probabilities(inference->scores);
+  model.engine->backend().to_probabilities(inference->scores);
   for (StageDurations& s : stages) s.compute_infer = run_end - run_start;
   std::vector<ClassifyResult> results = build_results(model, running, *inference, stages);
   // The execution's statistics: its decodes, its run, and the results built (before any answer).

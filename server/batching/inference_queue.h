@@ -12,8 +12,9 @@
 // Such a batch counts against `workers` like a worker's, so the bound on batches in flight holds.
 // A batch grows while the device is busy: one whose oldest job waited max_queue_delay_us but that
 // is not full waits, taking every job that arrives meanwhile, as long as each device instance of
-// its model already has a batch in its fabric stage (Engine::infer's fabric_done; fp32: the whole
-// run, the host's cores being its device); sent then it would only wait at the engine with fewer
+// its model already has a batch in its first fabric segment (the backend's
+// BatchListener::device_free, accel/runtime/inference_backend.h; fp32: the whole run, the host's
+// cores being its device); sent then it would only wait at the engine with fewer
 // images. A full batch still goes at once (the next one waits at the engine: the pipeline), and
 // so does everything when stopping; deadlines and cancellation hold while a batch waits.
 #pragma once

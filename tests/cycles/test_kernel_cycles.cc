@@ -182,10 +182,19 @@ void check_model(const std::filesystem::path& model) {
   ASSERT_TRUE(planned.is_ok()) << planned.status().message();
   plan::CompiledModel& c = planned.value().compiled;
   ASSERT_TRUE(c.has_fabric);
-  std::vector<std::string> names = c.layer_names;
-  keep_distinct(c.program, c.plan, names);
-  check_layers(c.program, c.plan, names)
-      .print(model.parent_path().filename().string() + "/" + model.filename().string());
+  for (plan::CompiledSegment& segment : c.segments) {
+    if (!segment.fabric) continue;
+    // Each fabric segment is a program of its own; its plan is the plan's slice of its layers.
+    plan::ModelPlan part = c.plan;
+    part.handovers.clear();
+    part.layers.assign(
+        c.plan.layers.begin() + static_cast<std::ptrdiff_t>(segment.first_layer),
+        c.plan.layers.begin() + static_cast<std::ptrdiff_t>(segment.first_layer + segment.program.layers.size()));
+    std::vector<std::string> names = segment.layer_names;
+    keep_distinct(segment.program, part, names);
+    check_layers(segment.program, part, names)
+        .print(model.parent_path().filename().string() + "/" + model.filename().string());
+  }
 }
 
 // The counted C simulation is the kernel the zcu102 profile specifies (kernels/CMakeLists.txt reads

@@ -129,18 +129,23 @@ TEST(Partition, ConvsWithFusedReluAndPoolOnTheFabricFcOnTheHost) {
   ASSERT_TRUE(shapes.is_ok());
   auto p = plan::partition_graph(g, *shapes);
   ASSERT_TRUE(p.is_ok()) << p.status().to_string();
-  ASSERT_EQ(p->layers.size(), 3u);
-  EXPECT_EQ(p->layers[0].op, plan::FabricOp::kConv);
-  EXPECT_TRUE(p->layers[0].relu);
-  EXPECT_TRUE(p->layers[0].fused_pool);
-  EXPECT_EQ(p->layers[0].output, "p1");
-  EXPECT_TRUE(p->layers[1].relu);
-  EXPECT_FALSE(p->layers[1].fused_pool);
-  EXPECT_EQ(p->layers[2].op, plan::FabricOp::kAveragePool);
-  EXPECT_EQ(p->fabric_output, "g");
-  ASSERT_EQ(p->host_nodes.size(), 2u);
-  EXPECT_EQ(g.nodes[p->host_nodes[0]].op, OpKind::kFlatten);
-  EXPECT_NE(p->stop_reason.find("flatten"), std::string::npos) << p->stop_reason;
+  ASSERT_EQ(p->segments.size(), 2u);
+  ASSERT_TRUE(p->segments[0].fabric);
+  const auto& layers = p->segments[0].layers;
+  ASSERT_EQ(layers.size(), 3u);
+  EXPECT_EQ(layers[0].op, plan::FabricOp::kConv);
+  EXPECT_TRUE(layers[0].relu);
+  EXPECT_TRUE(layers[0].fused_pool);
+  EXPECT_EQ(layers[0].output, "p1");
+  EXPECT_TRUE(layers[1].relu);
+  EXPECT_FALSE(layers[1].fused_pool);
+  EXPECT_EQ(layers[2].op, plan::FabricOp::kAveragePool);
+  EXPECT_EQ(p->segments[0].input, "x");
+  EXPECT_EQ(p->segments[0].output, "g");
+  EXPECT_EQ(p->handovers(), 0u);
+  ASSERT_FALSE(p->segments[1].fabric);
+  ASSERT_EQ(p->segments[1].host_nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[p->segments[1].host_nodes[0]].op, OpKind::kFlatten);
 }
 
 TEST(Compiler, DescriptorsFitTheFabricAndCarryTheActivation) {
@@ -155,7 +160,9 @@ TEST(Compiler, DescriptorsFitTheFabricAndCarryTheActivation) {
   auto compiled = plan::compile_model(g, *ranges, options);
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
   ASSERT_TRUE(compiled->has_fabric);
-  const CompiledProgram& prog = compiled->program;
+  ASSERT_EQ(compiled->segments.size(), 2u);
+  const CompiledProgram& prog = compiled->segments[0].program;
+  const Graph& host_graph = compiled->segments[1].graph;
   ASSERT_EQ(prog.layers.size(), 3u);
   for (const abi::LayerDesc& d : prog.layers) EXPECT_TRUE(abi::layer_fits(d));
   const abi::LayerDesc& conv1 = prog.layers[0];
@@ -175,8 +182,8 @@ TEST(Compiler, DescriptorsFitTheFabricAndCarryTheActivation) {
   for (const abi::LayerDesc& d : prog.layers) {
     EXPECT_LE(d.out_offset + d.out_channels_total * d.out_h * d.out_w, prog.header.arena_image_bytes);
   }
-  EXPECT_EQ(compiled->host_graph.inputs[0].name, "g");
-  EXPECT_EQ(compiled->host_graph.nodes.size(), 2u);
+  EXPECT_EQ(host_graph.inputs[0].name, "g");
+  EXPECT_EQ(host_graph.nodes.size(), 2u);
   // The descriptors carry the plan's tiles, and the program its modeled cost per layer.
   ASSERT_EQ(compiled->plan.layers.size(), prog.layers.size());
   ASSERT_EQ(prog.model.layers.size(), prog.layers.size());
