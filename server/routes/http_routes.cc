@@ -7,18 +7,18 @@
 #include <string>
 #include <utility>
 
-#include "server/auth/http_auth.h"
 #include "server/batching/inference_queue.h"
 #include "server/fleet/fleet_service.h"
 #include "server/http/responses.h"
 #include "server/http/static_files.h"
 #include "server/http/url.h"
 #include "server/kserve/decode_json.h"
-#include "server/kserve/kserve_http.h"
 #include "server/metrics/exposition.h"
 #include "server/models/model_repository.h"
 #include "server/routes/classify_route.h"
-#include "server/telemetry/telemetry_events.h"
+#include "server/routes/http_auth.h"
+#include "server/routes/kserve_routes.h"
+#include "server/routes/telemetry_routes.h"
 #include "server/telemetry/telemetry_json.h"
 
 namespace tessera {

@@ -1,15 +1,15 @@
 // The HTTP API and the web UI: POST /v1/classify, GET /v1/models, GET /v1/telemetry,
 // GET /v1/telemetry/stream (server-sent events), GET /v1/fleet (this daemon and its peers),
 // GET /metrics, GET /healthz, static files.
-// With bearer tokens, every route but health and the static files wants one (auth/http_auth.h).
+// With bearer tokens, every route but health and the static files wants one (routes/http_auth.h).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 
 #include "server/batching/admission.h"
-#include "server/http/event_stream_hub.h"
 #include "server/http/types.h"
+#include "server/telemetry/event_stream_hub.h"
 
 namespace tessera {
 

@@ -18,8 +18,8 @@
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/decode_json.h"
 #include "server/kserve/shared_memory.h"
-#include "server/kserve/shared_memory_http.h"
 #include "server/kserve/shared_memory_params.h"
+#include "server/routes/shared_memory_routes.h"
 #include "tests/fuzz/kserve_fuzz_model.h"
 
 namespace {

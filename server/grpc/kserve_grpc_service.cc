@@ -1,4 +1,4 @@
-#include "server/kserve/kserve_grpc_service.h"
+#include "server/grpc/kserve_grpc_service.h"
 
 #include <chrono>
 #include <memory>
@@ -7,13 +7,13 @@
 
 #include "server/batching/admission.h"
 #include "server/batching/inference_queue.h"
+#include "server/grpc/kserve_stream_infer.h"
 #include "server/grpc/status_mapping.h"
 #include "server/kserve/decode_grpc.h"
-#include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
-#include "server/kserve/kserve_stream_infer.h"
+#include "server/kserve/infer_submission.h"
+#include "server/kserve/kserve_model.h"
 #include "server/kserve/metadata.h"
-#include "server/kserve/serving.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {

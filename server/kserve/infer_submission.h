@@ -11,7 +11,7 @@
 #include "server/batching/admission.h"
 #include "server/kserve/infer_request.h"
 #include "server/kserve/infer_response.h"
-#include "server/kserve/serving.h"
+#include "server/kserve/kserve_model.h"
 #include "server/kserve/shared_memory_params.h"
 
 namespace tessera::kserve {

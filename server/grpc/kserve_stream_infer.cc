@@ -1,4 +1,4 @@
-#include "server/kserve/kserve_stream_infer.h"
+#include "server/grpc/kserve_stream_infer.h"
 
 #include <string>
 #include <utility>
@@ -9,8 +9,8 @@
 #include "server/grpc/status_mapping.h"
 #include "server/grpc/tsan_handoff.h"
 #include "server/kserve/decode_grpc.h"
-#include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
+#include "server/kserve/infer_submission.h"
 
 namespace tessera::kserve {
 namespace {

@@ -5,7 +5,7 @@
 //   GET  /v2/models/{m}[/versions/{v}]/ready          200, 400 when draining, 404 unknown model
 //   POST /v2/models/{m}[/versions/{v}]/infer          inference (JSON body, or JSON + binary
 //                                                      tensor data; decode_json.h)
-//   /v2/systemsharedmemory/...                        system shared memory (shared_memory_http.h)
+//   /v2/systemsharedmemory/...                        system shared memory (shared_memory_routes.h)
 // Errors are {"error": "<message>"} with the status of http_status_for() in http/responses.h (a
 // full queue: 503 with Retry-After). HEAD is answered like GET without the body. An infer body
 // may be at most the model's limit (decode_json.h, infer_body_limit with

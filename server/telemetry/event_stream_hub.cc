@@ -1,4 +1,4 @@
-#include "server/http/event_stream_hub.h"
+#include "server/telemetry/event_stream_hub.h"
 
 #include <vector>
 

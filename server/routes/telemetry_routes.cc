@@ -1,4 +1,4 @@
-#include "server/telemetry/telemetry_events.h"
+#include "server/routes/telemetry_routes.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,14 +1,14 @@
 // KServe v2's model repository extension over gRPC, as Triton's GRPCInferenceService has it:
 // RepositoryIndex, RepositoryModelLoad, RepositoryModelUnload. The same ModelRepository calls as
-// REST's /v2/repository/* (kserve_http.cc) and tessera.v1's GetModelIndex/LoadModel/UnloadModel.
+// REST's /v2/repository/* (kserve_routes.cc) and tessera.v1's GetModelIndex/LoadModel/UnloadModel.
 // tesserad has one repository (--models): a repository_name other than "" is UNIMPLEMENTED, as
 // Triton answers it. A load returns once it started (the index says LOADING, then READY or why
 // UNAVAILABLE); Triton's returns when the model is ready.
 #include <string>
 #include <string_view>
 
+#include "server/grpc/kserve_grpc_service.h"
 #include "server/grpc/status_mapping.h"
-#include "server/kserve/kserve_grpc_service.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {

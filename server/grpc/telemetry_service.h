@@ -5,7 +5,7 @@
 #include <atomic>
 
 #include "server/batching/in_flight.h"
-#include "server/http/event_stream_hub.h"
+#include "server/telemetry/event_stream_hub.h"
 #include "server/telemetry/server_stats.h"
 #include "tessera/v1/telemetry.grpc.pb.h"
 

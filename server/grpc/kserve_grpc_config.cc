@@ -1,11 +1,11 @@
 // Triton's model configuration and statistics extensions over gRPC: ModelConfig answers a served
 // version's ModelConfig (model_config.h), ModelStatistics the counters of the versions asked for
 // (statistics.h). Both answer inline; an unknown model or version is NOT_FOUND.
+#include "server/grpc/kserve_grpc_service.h"
 #include "server/grpc/status_mapping.h"
-#include "server/kserve/kserve_grpc_service.h"
-#include "server/kserve/model_config.h"
-#include "server/kserve/serving.h"
+#include "server/kserve/kserve_model.h"
 #include "server/kserve/statistics.h"
+#include "server/kserve/triton_model_config.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
@@ -24,7 +24,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelConfig(grpc::CallbackServerCon
                                                          inference::ModelConfigResponse* response) {
   auto model = find_model(models_, request->name(), request->version());
   if (!model) return finish(context, to_grpc_status(model.status()));
-  *response->mutable_config() = make_model_config(*model->served);
+  *response->mutable_config() = make_triton_model_config(*model->served);
   return finish(context, grpc::Status::OK);
 }
 

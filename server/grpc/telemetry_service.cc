@@ -1,4 +1,4 @@
-#include "server/telemetry/telemetry_service.h"
+#include "server/grpc/telemetry_service.h"
 
 #include <grpcpp/alarm.h>
 

@@ -1,4 +1,4 @@
-#include "server/kserve/serving.h"
+#include "server/kserve/kserve_model.h"
 
 #include "server/models/model_repository.h"
 

@@ -1,10 +1,10 @@
 // Triton's system shared-memory extension over gRPC: SystemSharedMemoryStatus, ...Register and
 // ...Unregister, over the same SharedMemoryRegistry as REST's /v2/systemsharedmemory/*
-// (shared_memory_http.h). Codes as Triton's: ALREADY_EXISTS for a name registered twice,
+// (shared_memory_routes.h). Codes as Triton's: ALREADY_EXISTS for a name registered twice,
 // INVALID_ARGUMENT for a bad key or window, NOT_FOUND for the status of an unknown name; an
 // unknown name unregisters as OK. Without a registry (none given to the service) UNIMPLEMENTED.
+#include "server/grpc/kserve_grpc_service.h"
 #include "server/grpc/status_mapping.h"
-#include "server/kserve/kserve_grpc_service.h"
 #include "server/kserve/shared_memory.h"
 
 namespace tessera::kserve {

@@ -1,4 +1,4 @@
-#include "server/kserve/shared_memory_http.h"
+#include "server/routes/shared_memory_routes.h"
 
 #include <nlohmann/json.hpp>
 

@@ -20,11 +20,11 @@ namespace tessera::kserve {
 // dimension); the FP32 NCHW input [C, H, W] and the FP32 output [classes] with its labels file;
 // dynamic_batching from [batching]; one instance group over the model's device instances; the
 // version policy; parameters naming the precision and device.
-inference::ModelConfig make_model_config(const ServedModel& model);
+inference::ModelConfig make_triton_model_config(const ServedModel& model);
 
 // The JSON Triton's HTTP endpoint answers: the message in protobuf's JSON mapping with the proto
 // field names and every field (defaults too), and the 64-bit integers as JSON numbers, as Triton
 // writes them (protobuf's mapping would quote them).
-Result<nlohmann::json> model_config_json(const inference::ModelConfig& config);
+Result<nlohmann::json> triton_model_config_json(const inference::ModelConfig& config);
 
 }  // namespace tessera::kserve

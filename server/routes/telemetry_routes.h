@@ -4,8 +4,8 @@
 #pragma once
 
 #include "server/batching/in_flight.h"
-#include "server/http/event_stream_hub.h"
 #include "server/http/types.h"
+#include "server/telemetry/event_stream_hub.h"
 #include "server/telemetry/server_stats.h"
 
 namespace tessera {

@@ -1,4 +1,4 @@
-// What the two KServe transports (kserve_grpc_service.h, kserve_http.h) share between decoding a
+// What the two KServe transports (kserve_grpc_service.h, kserve_routes.h) share between decoding a
 // request and handing it to admission (batching/admission.h). Both give admission the client's
 // KServe id under RequestIdRule::kReplace: the logs go by it when it is a usable request id, else
 // by a fresh one; the response echoes the client's id either way.

@@ -1,4 +1,4 @@
-#include "server/kserve/model_config.h"
+#include "server/kserve/triton_model_config.h"
 
 #include <google/protobuf/util/json_util.h>
 
@@ -107,7 +107,7 @@ void fill_version_policy(inference::ModelConfig& c, const ServedModel& model) {
 
 }  // namespace
 
-inference::ModelConfig make_model_config(const ServedModel& model) {
+inference::ModelConfig make_triton_model_config(const ServedModel& model) {
   const ModelConfig& config = model.config();
   inference::ModelConfig c;
   c.set_name(config.name);
@@ -131,7 +131,7 @@ inference::ModelConfig make_model_config(const ServedModel& model) {
   return c;
 }
 
-Result<nlohmann::json> model_config_json(const inference::ModelConfig& config) {
+Result<nlohmann::json> triton_model_config_json(const inference::ModelConfig& config) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;

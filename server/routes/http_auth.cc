@@ -1,4 +1,4 @@
-#include "server/auth/http_auth.h"
+#include "server/routes/http_auth.h"
 
 #include "server/http/responses.h"
 

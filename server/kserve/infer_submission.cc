@@ -1,4 +1,4 @@
-#include "server/kserve/infer_batch.h"
+#include "server/kserve/infer_submission.h"
 
 #include <algorithm>
 #include <chrono>

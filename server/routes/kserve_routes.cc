@@ -1,4 +1,4 @@
-#include "server/kserve/kserve_http.h"
+#include "server/routes/kserve_routes.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,15 +15,15 @@
 #include "server/http/url.h"
 #include "server/kserve/decode_json.h"
 #include "server/kserve/error_json.h"
-#include "server/kserve/infer_batch.h"
 #include "server/kserve/infer_response.h"
+#include "server/kserve/infer_submission.h"
+#include "server/kserve/kserve_model.h"
 #include "server/kserve/metadata.h"
-#include "server/kserve/model_config.h"
-#include "server/kserve/serving.h"
-#include "server/kserve/shared_memory_http.h"
 #include "server/kserve/shared_memory_params.h"
 #include "server/kserve/statistics.h"
+#include "server/kserve/triton_model_config.h"
 #include "server/models/model_repository.h"
+#include "server/routes/shared_memory_routes.h"
 
 namespace tessera::kserve {
 namespace http = boost::beast::http;
@@ -112,7 +112,7 @@ HttpResponse statistics_response(const ModelRepository& models, std::string_view
 
 // Triton's model configuration extension: GET /v2/models/{m}[/versions/{v}]/config.
 HttpResponse config_response(const ServedModel& model) {
-  auto config = model_config_json(make_model_config(model));
+  auto config = triton_model_config_json(make_triton_model_config(model));
   return config ? make_json_response(200, *config) : error_response(config.status());
 }
 

@@ -1,4 +1,4 @@
-#include "server/http/server.h"
+#include "server/http/http_server.h"
 
 #include <spdlog/spdlog.h>
 
