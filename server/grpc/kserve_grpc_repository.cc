@@ -7,18 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "server/grpc/finish_unary.h"
 #include "server/grpc/kserve_grpc_service.h"
 #include "server/grpc/status_mapping.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
 namespace {
-
-grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(status);
-  return reactor;
-}
 
 // UNIMPLEMENTED for a repository other than "" (tesserad has one, --models).
 Status check_repository_name(const std::string& name) {
@@ -49,7 +44,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::RepositoryIndex(grpc::CallbackServe
                                                              const inference::RepositoryIndexRequest* request,
                                                              inference::RepositoryIndexResponse* response) {
   if (Status bad = check_repository_name(request->repository_name()); !bad.is_ok()) {
-    return finish(context, to_grpc_status(bad));
+    return finish_unary(context, to_grpc_status(bad));
   }
   for (const ModelIndexEntry& row : models_.index()) {
     if (request->ready() && row.state != "READY") continue;
@@ -59,23 +54,23 @@ grpc::ServerUnaryReactor* KserveGrpcService::RepositoryIndex(grpc::CallbackServe
     entry->set_state(row.state);
     entry->set_reason(row.reason);
   }
-  return finish(context, grpc::Status::OK);
+  return finish_unary(context, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* KserveGrpcService::RepositoryModelLoad(grpc::CallbackServerContext* context,
                                                                  const inference::RepositoryModelLoadRequest* request,
                                                                  inference::RepositoryModelLoadResponse* /*response*/) {
-  if (Status bad = check_repository_request(*request); !bad.is_ok()) return finish(context, to_grpc_status(bad));
-  return finish(context, to_grpc_status(models_.load_model(request->model_name())));
+  if (Status bad = check_repository_request(*request); !bad.is_ok()) return finish_unary(context, to_grpc_status(bad));
+  return finish_unary(context, to_grpc_status(models_.load_model(request->model_name())));
 }
 
 grpc::ServerUnaryReactor* KserveGrpcService::RepositoryModelUnload(
     grpc::CallbackServerContext* context, const inference::RepositoryModelUnloadRequest* request,
     inference::RepositoryModelUnloadResponse* /*response*/) {
   if (Status bad = check_repository_request(*request, "unload_dependents"); !bad.is_ok()) {
-    return finish(context, to_grpc_status(bad));
+    return finish_unary(context, to_grpc_status(bad));
   }
-  return finish(context, to_grpc_status(models_.unload_model(request->model_name())));
+  return finish_unary(context, to_grpc_status(models_.unload_model(request->model_name())));
 }
 
 }  // namespace tessera::kserve

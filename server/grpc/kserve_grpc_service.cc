@@ -7,6 +7,7 @@
 
 #include "server/batching/admission.h"
 #include "server/batching/inference_queue.h"
+#include "server/grpc/finish_unary.h"
 #include "server/grpc/kserve_stream_infer.h"
 #include "server/grpc/status_mapping.h"
 #include "server/kserve/decode_grpc.h"
@@ -14,18 +15,13 @@
 #include "server/kserve/infer_submission.h"
 #include "server/kserve/kserve_model.h"
 #include "server/kserve/metadata.h"
+#include "server/kserve/model_infer.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
 namespace {
 
 constexpr const char* kVia = "kserve-grpc";
-
-grpc::ServerUnaryReactor* finish(grpc::CallbackServerContext* context, const grpc::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(status);
-  return reactor;
-}
 
 }  // namespace
 
@@ -36,39 +32,39 @@ grpc::ServerUnaryReactor* KserveGrpcService::ServerLive(grpc::CallbackServerCont
                                                         const inference::ServerLiveRequest* /*request*/,
                                                         inference::ServerLiveResponse* response) {
   response->set_live(true);
-  return finish(context, grpc::Status::OK);
+  return finish_unary(context, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerReady(grpc::CallbackServerContext* context,
                                                          const inference::ServerReadyRequest* /*request*/,
                                                          inference::ServerReadyResponse* response) {
   response->set_ready(!admission_.in_flight().draining() && models_.device_ready().is_ok());
-  return finish(context, grpc::Status::OK);
+  return finish_unary(context, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* KserveGrpcService::ModelReady(grpc::CallbackServerContext* context,
                                                         const inference::ModelReadyRequest* request,
                                                         inference::ModelReadyResponse* response) {
   auto model = find_model(models_, request->name(), request->version());
-  if (!model) return finish(context, to_grpc_status(model.status()));
+  if (!model) return finish_unary(context, to_grpc_status(model.status()));
   response->set_ready(!admission_.in_flight().draining() && models_.device_ready().is_ok());
-  return finish(context, grpc::Status::OK);
+  return finish_unary(context, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* KserveGrpcService::ServerMetadata(grpc::CallbackServerContext* context,
                                                             const inference::ServerMetadataRequest* /*request*/,
                                                             inference::ServerMetadataResponse* response) {
   *response = make_server_metadata(server_version(), shm_ != nullptr && shm_->allowed());
-  return finish(context, grpc::Status::OK);
+  return finish_unary(context, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* KserveGrpcService::ModelMetadata(grpc::CallbackServerContext* context,
                                                            const inference::ModelMetadataRequest* request,
                                                            inference::ModelMetadataResponse* response) {
   auto model = find_model(models_, request->name(), request->version());
-  if (!model) return finish(context, to_grpc_status(model.status()));
+  if (!model) return finish_unary(context, to_grpc_status(model.status()));
   *response = make_model_metadata(model->signature);
-  return finish(context, grpc::Status::OK);
+  return finish_unary(context, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerContext* context,
@@ -84,25 +80,20 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   admission.deadline = steady_deadline(context->deadline());
   admission.cancelled = [context] { return context->IsCancelled(); };
 
-  auto model = find_model(models_, request->model_name(), request->model_version());
-  if (!model) return finish(context, to_grpc_status(admission_.refuse(admission, model.status()).status()));
-  auto pending = std::make_shared<PendingInfer>();
-  pending->shm.registry = shm_;
-  auto decoded =
-      decode_infer_request(*request, model->signature, admission_.queue().options().decode_limits, &pending->shm);
-  if (!decoded) return finish(context, to_grpc_status(admission_.refuse(admission, decoded.status()).status()));
-  pending->request = std::move(decoded).value();
-  pending->model = std::move(model).value();
-  // Over gRPC the answer's total time has always started here, after decoding (REST: at receipt).
-  admission.received = SteadyClock::now();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  auto done = [reactor, response, pending](const std::string& /*request_id*/, Result<ImageScores> scores) {
-    Status status = scores.status();
-    if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first
-    if (status.is_ok()) *response = make_infer_response(pending->request, pending->model.signature, *scores);
-    reactor->Finish(to_grpc_status(status));
+  ModelInferCall call;
+  call.base = std::move(admission);
+  call.shm = shm_;
+  call.decode = [request](const ModelSignature& model, const DecodeLimits& limits, ShmRequest* shm) {
+    return decode_infer_request(*request, model, limits, shm);
   };
-  const InferSubmitted submitted = submit_infer(admission_, std::move(admission), pending, std::move(done));
+  call.clock = ClockStart::kAfterDecode;  // (REST and the stream: at receipt)
+  call.answer = [reactor, response](const std::string& /*request_id*/, const PendingInfer& pending,
+                                    Result<ImageScores> scores) {
+    if (scores) *response = make_infer_response(pending.request, pending.model.signature, *scores);
+    reactor->Finish(to_grpc_status(scores.status()));
+  };
+  const InferSubmitted submitted = model_infer(models_, admission_, std::move(call));
   if (!submitted.status.is_ok()) reactor->Finish(to_grpc_status(submitted.status));
   return reactor;
 }

@@ -9,6 +9,7 @@
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/infer_response.h"
 #include "server/kserve/infer_submission.h"
+#include "server/kserve/model_infer.h"
 
 namespace tessera::kserve {
 namespace {
@@ -46,30 +47,24 @@ void StreamInferReactor::submit(inference::ModelInferRequest request) {
   admission.cancelled = [context = context_] { return context->IsCancelled(); };
   admission.takes_slot = false;  // the stream holds one
 
-  auto model = find_model(models_, request.model_name(), request.model_version());
-  if (!model) return answered(error_answer(request, admission_.refuse(admission, model.status()).status()), false);
-  auto pending = std::make_shared<PendingInfer>();
-  pending->shm.registry = shm_;
-  auto decoded =
-      decode_infer_request(request, model->signature, admission_.queue().options().decode_limits, &pending->shm);
-  if (!decoded) return answered(error_answer(request, admission_.refuse(admission, decoded.status()).status()), false);
-  pending->request = std::move(decoded).value();
-  pending->model = std::move(model).value();
-  expect_answer();
-  auto done = [this, pending, request_template = error_answer(request, Status::ok())](const std::string& /*request_id*/,
-                                                                                      Result<ImageScores> scores) {
+  expect_answer();  // every outcome is answered through answered(..., true)
+  auto decode = [&request](const ModelSignature& model, const DecodeLimits& limits, ShmRequest* shm) {
+    return decode_infer_request(request, model, limits, shm);
+  };
+  auto answer = [this, request_template = error_answer(request, Status::ok())](
+                    const std::string& /*request_id*/, const PendingInfer& pending, Result<ImageScores> scores) {
     inference::ModelStreamInferResponse answer;
-    Status status = scores.status();
-    if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first
-    if (status.is_ok()) {
-      *answer.mutable_infer_response() = make_infer_response(pending->request, pending->model.signature, *scores);
+    if (scores) {
+      *answer.mutable_infer_response() = make_infer_response(pending.request, pending.model.signature, *scores);
     } else {
       answer = request_template;
-      answer.set_error_message(to_grpc_status(status).error_message());
+      answer.set_error_message(to_grpc_status(scores.status()).error_message());
     }
     answered(std::move(answer), true);
   };
-  const InferSubmitted submitted = submit_infer(admission_, std::move(admission), pending, std::move(done));
+  const InferSubmitted submitted = model_infer(
+      models_, admission_,
+      ModelInferCall{std::move(admission), shm_, std::move(decode), ClockStart::kReceived, std::move(answer)});
   if (!submitted.status.is_ok()) answered(error_answer(request, submitted.status), true);
 }
 

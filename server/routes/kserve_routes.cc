@@ -19,6 +19,7 @@
 #include "server/kserve/infer_submission.h"
 #include "server/kserve/kserve_model.h"
 #include "server/kserve/metadata.h"
+#include "server/kserve/model_infer.h"
 #include "server/kserve/shared_memory_params.h"
 #include "server/kserve/statistics.h"
 #include "server/kserve/triton_model_config.h"
@@ -211,41 +212,28 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   admission.version = version;
   admission.id_rule = RequestIdRule::kReplace;  // the id is in the body: until it is decoded, a fresh one
   admission.bytes = request.body().size();
-  auto refuse = [&](const std::string& request_id, const Status& status) {
-    HttpResponse res = error_response(status);
-    res.set("X-Request-Id", request_id);
-    respond(std::move(res));
-  };
-  auto refuse_here = [&](const Status& status) {
-    const Admitted refused = admission_.refuse(admission, status);
-    refuse(refused.request_id(), refused.status());
-  };
-
-  auto model = find_model(models_, model_name, version);
-  if (!model) return refuse_here(model.status());
-  const JsonBodyLimits json_limits = json_body_limits(model->signature, json_body_multiple_);
   const auto header_length = request.find(kHeaderLength);
-  auto pending = std::make_shared<PendingInfer>();
-  pending->shm.registry = shm_;
-  auto decoded = decode_infer_request_body(
-      request.body(), model->signature, admission_.queue().options().decode_limits, &json_limits,
-      header_length == request.end() ? std::nullopt : std::optional<std::string_view>(header_length->value()),
-      &pending->shm);
-  if (!decoded) return refuse_here(decoded.status());
-
-  pending->request = std::move(decoded).value();
-  pending->model = std::move(model).value();
-  admission.request_id = pending->request.id;
-  // The callback runs after this view is gone: it holds only what lives longer.
-  auto done = [respond, pending](const std::string& request_id, Result<ImageScores> scores) {
-    Status status = scores.status();
-    if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first
-    HttpResponse res = status.is_ok() ? infer_answer(*pending, *scores) : error_response(status);
+  const std::optional<std::string_view> json_length =
+      header_length == request.end() ? std::nullopt : std::optional<std::string_view>(header_length->value());
+  auto decode = [&request, json_length, multiple = json_body_multiple_](const ModelSignature& model,
+                                                                        const DecodeLimits& limits, ShmRequest* shm) {
+    const JsonBodyLimits json_limits = json_body_limits(model, multiple);
+    return decode_infer_request_body(request.body(), model, limits, &json_limits, json_length, shm);
+  };
+  // The answer runs after this view is gone: it holds only what lives longer.
+  auto answer = [respond](const std::string& request_id, const PendingInfer& pending, Result<ImageScores> scores) {
+    HttpResponse res = scores ? infer_answer(pending, *scores) : error_response(scores.status());
     res.set("X-Request-Id", request_id);
     respond(std::move(res));
   };
-  const InferSubmitted submitted = submit_infer(admission_, std::move(admission), pending, std::move(done));
-  if (!submitted.status.is_ok()) refuse(submitted.request_id, submitted.status);
+  const InferSubmitted submitted = model_infer(
+      models_, admission_,
+      ModelInferCall{std::move(admission), shm_, std::move(decode), ClockStart::kReceived, std::move(answer)});
+  if (!submitted.status.is_ok()) {
+    HttpResponse res = error_response(submitted.status);
+    res.set("X-Request-Id", submitted.request_id);
+    respond(std::move(res));
+  }
 }
 
 }  // namespace tessera::kserve
