@@ -230,7 +230,7 @@ Status Daemon::start_grpc(const Startup& startup) {
     spdlog::info("kserve: system shared memory on: at most {} regions, {} MiB", options_.shm_max_regions,
                  options_.shm_max_mb);
   }
-  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *admission_, shm_.get());
+  kserve_ = std::make_unique<KserveGrpcService>(*models_, *admission_, shm_.get());
   GrpcServerOptions grpc_options;
   grpc_options.host = options_.listen;
   grpc_options.port = options_.grpc_port;

@@ -9,7 +9,12 @@
 #include "server/kserve/triton_model_config.h"
 #include "server/models/model_repository.h"
 
-namespace tessera::kserve {
+namespace tessera {
+
+using kserve::find_model;
+using kserve::make_triton_model_config;
+using kserve::model_statistics;
+
 grpc::ServerUnaryReactor* KserveGrpcService::ModelConfig(grpc::CallbackServerContext* context,
                                                          const inference::ModelConfigRequest* request,
                                                          inference::ModelConfigResponse* response) {
@@ -28,4 +33,4 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelStatistics(grpc::CallbackServe
   return finish_unary(context, grpc::Status::OK);
 }
 
-}  // namespace tessera::kserve
+}  // namespace tessera

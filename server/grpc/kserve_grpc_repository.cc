@@ -12,7 +12,8 @@
 #include "server/grpc/status_mapping.h"
 #include "server/models/model_repository.h"
 
-namespace tessera::kserve {
+namespace tessera {
+
 namespace {
 
 // UNIMPLEMENTED for a repository other than "" (tesserad has one, --models).
@@ -73,4 +74,4 @@ grpc::ServerUnaryReactor* KserveGrpcService::RepositoryModelUnload(
   return finish_unary(context, to_grpc_status(models_.unload_model(request->model_name())));
 }
 
-}  // namespace tessera::kserve
+}  // namespace tessera

@@ -18,7 +18,24 @@
 #include "server/kserve/model_infer.h"
 #include "server/models/model_repository.h"
 
-namespace tessera::kserve {
+namespace tessera {
+
+using kserve::ClockStart;
+using kserve::decode_infer_request;
+using kserve::find_model;
+using kserve::ImageScores;
+using kserve::InferSubmitted;
+using kserve::make_infer_response;
+using kserve::make_model_metadata;
+using kserve::make_server_metadata;
+using kserve::model_infer;
+using kserve::ModelInferCall;
+using kserve::ModelSignature;
+using kserve::PendingInfer;
+using kserve::server_version;
+using kserve::SharedMemoryRegistry;
+using kserve::ShmRequest;
+
 namespace {
 
 constexpr const char* kVia = "kserve-grpc";
@@ -103,4 +120,4 @@ KserveGrpcService::ModelStreamInfer(grpc::CallbackServerContext* context) {
   return new StreamInferReactor(models_, admission_, shm_, context);
 }
 
-}  // namespace tessera::kserve
+}  // namespace tessera

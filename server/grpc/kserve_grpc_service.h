@@ -9,11 +9,10 @@
 
 namespace tessera {
 class ModelRepository;
-}  // namespace tessera
 
-namespace tessera::kserve {
-
+namespace kserve {
 class SharedMemoryRegistry;
+}  // namespace kserve
 
 // ModelInfer decodes the request, hands its images to admission and the queue (infer_submission.h) and
 // returns its reactor at once; the last image's callback encodes the response and finishes the
@@ -25,7 +24,7 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
   // `admission`: the daemon's, shared with every other door (images are checked against its
   // queue's decode limits). `shm`: the system shared-memory regions (kserve_grpc_shared_memory.cc),
   // shared with REST; null: those RPCs are UNIMPLEMENTED. Both must outlive the service.
-  KserveGrpcService(ModelRepository& models, Admission& admission, SharedMemoryRegistry* shm = nullptr);
+  KserveGrpcService(ModelRepository& models, Admission& admission, kserve::SharedMemoryRegistry* shm = nullptr);
 
   grpc::ServerUnaryReactor* ServerLive(grpc::CallbackServerContext* context,
                                        const inference::ServerLiveRequest* request,
@@ -82,8 +81,8 @@ class KserveGrpcService final : public inference::GRPCInferenceService::Callback
 
  private:
   ModelRepository& models_;
-  SharedMemoryRegistry* shm_;
+  kserve::SharedMemoryRegistry* shm_;
   Admission& admission_;
 };
 
-}  // namespace tessera::kserve
+}  // namespace tessera

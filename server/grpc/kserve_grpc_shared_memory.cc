@@ -8,7 +8,10 @@
 #include "server/grpc/status_mapping.h"
 #include "server/kserve/shared_memory.h"
 
-namespace tessera::kserve {
+namespace tessera {
+
+using kserve::RegionStatus;
+
 namespace {
 
 grpc::Status no_registry() {
@@ -48,4 +51,4 @@ grpc::ServerUnaryReactor* KserveGrpcService::SystemSharedMemoryUnregister(
   return finish_unary(context, to_grpc_status(shm_->unregister(request->name())));
 }
 
-}  // namespace tessera::kserve
+}  // namespace tessera

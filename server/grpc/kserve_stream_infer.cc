@@ -11,7 +11,20 @@
 #include "server/kserve/infer_submission.h"
 #include "server/kserve/model_infer.h"
 
-namespace tessera::kserve {
+namespace tessera {
+
+using kserve::ClockStart;
+using kserve::decode_infer_request;
+using kserve::ImageScores;
+using kserve::InferSubmitted;
+using kserve::make_infer_response;
+using kserve::model_infer;
+using kserve::ModelInferCall;
+using kserve::ModelSignature;
+using kserve::PendingInfer;
+using kserve::SharedMemoryRegistry;
+using kserve::ShmRequest;
+
 namespace {
 
 constexpr const char* kVia = "kserve-grpc-stream";
@@ -68,4 +81,4 @@ void StreamInferReactor::submit(inference::ModelInferRequest request) {
   if (!submitted.status.is_ok()) answered(error_answer(request, submitted.status), true);
 }
 
-}  // namespace tessera::kserve
+}  // namespace tessera

@@ -13,16 +13,15 @@
 namespace tessera {
 class Admission;
 class ModelRepository;
-}  // namespace tessera
 
-namespace tessera::kserve {
-
+namespace kserve {
 class SharedMemoryRegistry;
+}  // namespace kserve
 
 class StreamInferReactor final : public PacedStream<inference::ModelInferRequest, inference::ModelStreamInferResponse> {
  public:
   // `shm`: the system shared-memory regions tensors may name (null: none).
-  StreamInferReactor(ModelRepository& models, Admission& admission, const SharedMemoryRegistry* shm,
+  StreamInferReactor(ModelRepository& models, Admission& admission, const kserve::SharedMemoryRegistry* shm,
                      grpc::CallbackServerContext* context);
 
  private:
@@ -31,8 +30,8 @@ class StreamInferReactor final : public PacedStream<inference::ModelInferRequest
 
   ModelRepository& models_;
   Admission& admission_;
-  const SharedMemoryRegistry* shm_;
+  const kserve::SharedMemoryRegistry* shm_;
   grpc::CallbackServerContext* context_;
 };
 
-}  // namespace tessera::kserve
+}  // namespace tessera

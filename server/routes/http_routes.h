@@ -38,7 +38,7 @@ class HttpRoutes final : public HttpHandler {
   // from the worker's callback; the rest answer inline.
   void handle(HttpRequest request, HttpResponder respond) override;
   // /v1/classify: the connection's limit; a KServe infer: its model's JSON limit; every other
-  // route reads no body: kserve::kNoBodyRouteLimit.
+  // route reads no body: kNoBodyRouteLimit.
   uint64_t body_limit(const HttpRequestHeader& header, uint64_t limit) const override;
   // The multiple of a model's input a KServe JSON body may be (kserve::json_body_limits); before
   // the server starts.

@@ -26,7 +26,33 @@
 #include "server/models/model_repository.h"
 #include "server/routes/shared_memory_routes.h"
 
-namespace tessera::kserve {
+namespace tessera {
+
+using kserve::ClockStart;
+using kserve::decode_infer_request_body;
+using kserve::error_body;
+using kserve::find_model;
+using kserve::HttpInferBody;
+using kserve::ImageScores;
+using kserve::infer_body_limit;
+using kserve::infer_response_http;
+using kserve::InferSubmitted;
+using kserve::json_body_limits;
+using kserve::JsonBodyLimits;
+using kserve::make_triton_model_config;
+using kserve::model_infer;
+using kserve::model_metadata_json;
+using kserve::model_statistics;
+using kserve::ModelInferCall;
+using kserve::ModelSignature;
+using kserve::PendingInfer;
+using kserve::server_metadata_json;
+using kserve::server_version;
+using kserve::SharedMemoryRegistry;
+using kserve::ShmRequest;
+using kserve::statistics_json;
+using kserve::triton_model_config_json;
+
 namespace http = boost::beast::http;
 using nlohmann::json;
 
@@ -130,12 +156,12 @@ HttpResponse infer_answer(const PendingInfer& pending, const ImageScores& scores
 
 }  // namespace
 
-KserveHttp::KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple,
-                       SharedMemoryRegistry* shm)
+KserveRoutes::KserveRoutes(ModelRepository& models, Admission& admission, uint32_t json_body_multiple,
+                           SharedMemoryRegistry* shm)
     : models_(models), admission_(admission), json_body_multiple_(json_body_multiple), shm_(shm) {}
 
-uint64_t KserveHttp::body_limit(const ModelRepository& models, const HttpRequestHeader& header, uint64_t limit,
-                                uint32_t json_body_multiple) {
+uint64_t KserveRoutes::body_limit(const ModelRepository& models, const HttpRequestHeader& header, uint64_t limit,
+                                  uint32_t json_body_multiple) {
   const std::string_view path = split_target(header.target()).path;
   const auto parsed =
       path.starts_with(kModelsPrefix) ? parse_model_path(path.substr(kModelsPrefix.size())) : std::nullopt;
@@ -147,7 +173,7 @@ uint64_t KserveHttp::body_limit(const ModelRepository& models, const HttpRequest
   return std::min(limit, infer_body_limit(model->signature, json_body_multiple));
 }
 
-void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
+void KserveRoutes::handle(HttpRequest request, HttpResponder respond) {
   const std::string path(split_target(request.target()).path);
   const http::verb method = request.method();
   const bool get = is_get_or_head(method);
@@ -204,8 +230,8 @@ void KserveHttp::handle(HttpRequest request, HttpResponder respond) {
   reply(make_json_response(200, model_metadata_json(model->signature)));
 }
 
-void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name,
-                       const std::string& version) {
+void KserveRoutes::infer(HttpRequest& request, HttpResponder& respond, const std::string& model_name,
+                         const std::string& version) {
   AdmissionRequest admission;
   admission.via = kVia;
   admission.model = model_name;
@@ -236,4 +262,4 @@ void KserveHttp::infer(HttpRequest& request, HttpResponder& respond, const std::
   }
 }
 
-}  // namespace tessera::kserve
+}  // namespace tessera

@@ -22,23 +22,22 @@
 namespace tessera {
 class Admission;
 class ModelRepository;
-}  // namespace tessera
 
-namespace tessera::kserve {
-
+namespace kserve {
 class SharedMemoryRegistry;
+}  // namespace kserve
 
 // The body limit of routes that do not read their body.
 inline constexpr uint64_t kNoBodyRouteLimit = 64 << 10;
 
 // A view over the daemon's parts; cheap to make per request. Inference requests go through
 // `admission`, the HTTP routes' (whose in-flight tracker shutdown drains; readiness reads it).
-class KserveHttp {
+class KserveRoutes {
  public:
   // `json_body_multiple`: json_body_limits' multiple for infer bodies. `shm`: the system
   // shared-memory regions, shared with gRPC; null: /v2/systemsharedmemory is 404.
-  KserveHttp(ModelRepository& models, Admission& admission, uint32_t json_body_multiple,
-             SharedMemoryRegistry* shm = nullptr);
+  KserveRoutes(ModelRepository& models, Admission& admission, uint32_t json_body_multiple,
+               kserve::SharedMemoryRegistry* shm = nullptr);
 
   // HttpHandler::body_limit for a request under /v2, at most `limit`: an infer request's model's
   // infer_body_limit (an unknown model's: kNoBodyRouteLimit; the answer is 404 anyway).
@@ -55,7 +54,7 @@ class KserveHttp {
   ModelRepository& models_;
   Admission& admission_;
   const uint32_t json_body_multiple_;
-  SharedMemoryRegistry* shm_;
+  kserve::SharedMemoryRegistry* shm_;
 };
 
-}  // namespace tessera::kserve
+}  // namespace tessera

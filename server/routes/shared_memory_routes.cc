@@ -11,7 +11,12 @@
 #include "server/http/url.h"
 #include "server/kserve/error_json.h"
 
-namespace tessera::kserve {
+namespace tessera {
+
+using kserve::error_body;
+using kserve::RegionStatus;
+using kserve::SharedMemoryRegistry;
+
 namespace http = boost::beast::http;
 using nlohmann::json;
 
@@ -121,4 +126,4 @@ HttpResponse shared_memory_response(SharedMemoryRegistry& shm, http::verb method
   return status.is_ok() ? empty_ok() : error_response(status);
 }
 
-}  // namespace tessera::kserve
+}  // namespace tessera

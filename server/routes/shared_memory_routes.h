@@ -12,12 +12,12 @@
 #include "server/http/types.h"
 #include "server/kserve/shared_memory.h"
 
-namespace tessera::kserve {
+namespace tessera {
 
 inline constexpr std::string_view kSharedMemoryPath = "/v2/systemsharedmemory";
 
 // Answers a request whose path starts with kSharedMemoryPath.
-HttpResponse shared_memory_response(SharedMemoryRegistry& shm, boost::beast::http::verb method, std::string_view path,
-                                    std::string_view body);
+HttpResponse shared_memory_response(kserve::SharedMemoryRegistry& shm, boost::beast::http::verb method,
+                                    std::string_view path, std::string_view body);
 
-}  // namespace tessera::kserve
+}  // namespace tessera

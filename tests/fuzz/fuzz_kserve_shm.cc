@@ -62,8 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     default: {
       // A region the body registers is dropped again; "r" stays.
-      (void)tessera::kserve::shared_memory_response(registry(), boost::beast::http::verb::post,
-                                                    "/v2/systemsharedmemory/region/x/register", rest);
+      (void)tessera::shared_memory_response(registry(), boost::beast::http::verb::post,
+                                            "/v2/systemsharedmemory/region/x/register", rest);
       (void)registry().unregister("x");
     }
   }
