@@ -20,7 +20,6 @@
 
 namespace tessera {
 
-using kserve::ClockStart;
 using kserve::decode_infer_request;
 using kserve::find_model;
 using kserve::ImageScores;
@@ -104,7 +103,6 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
   call.decode = [request](const ModelSignature& model, const DecodeLimits& limits, ShmRequest* shm) {
     return decode_infer_request(*request, model, limits, shm);
   };
-  call.clock = ClockStart::kAfterDecode;  // (REST and the stream: at receipt)
   call.answer = [reactor, response](const std::string& /*request_id*/, const PendingInfer& pending,
                                     Result<ImageScores> scores) {
     if (scores) *response = make_infer_response(pending.request, pending.model.signature, *scores);

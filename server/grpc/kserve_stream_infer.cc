@@ -13,7 +13,6 @@
 
 namespace tessera {
 
-using kserve::ClockStart;
 using kserve::decode_infer_request;
 using kserve::ImageScores;
 using kserve::InferSubmitted;
@@ -76,8 +75,7 @@ void StreamInferReactor::submit(inference::ModelInferRequest request) {
     answered(std::move(answer), true);
   };
   const InferSubmitted submitted = model_infer(
-      models_, admission_,
-      ModelInferCall{std::move(admission), shm_, std::move(decode), ClockStart::kReceived, std::move(answer)});
+      models_, admission_, ModelInferCall{std::move(admission), shm_, std::move(decode), std::move(answer)});
   if (!submitted.status.is_ok()) answered(error_answer(request, submitted.status), true);
 }
 

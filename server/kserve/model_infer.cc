@@ -23,7 +23,6 @@ InferSubmitted model_infer(const ModelRepository& models, Admission& admission, 
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
   base.request_id = pending->request.id;
-  if (call.clock == ClockStart::kAfterDecode) base.received = SteadyClock::now();
   auto done = [pending, answer = std::move(call.answer)](const std::string& request_id, Result<ImageScores> scores) {
     Status status = scores.status();
     if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first

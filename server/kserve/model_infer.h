@@ -27,20 +27,17 @@ class SharedMemoryRegistry;
 using InferDecode =
     std::function<Result<InferRequest>(const ModelSignature& model, const DecodeLimits& limits, ShmRequest* shm)>;
 
-// Where the request's times start: when the door had it (REST, the gRPC stream), or after
-// decoding (gRPC's unary ModelInfer, as it always has).
-enum class ClockStart { kReceived, kAfterDecode };
-
 // The answer: the id the request goes by in the logs, and its scores (already in their
 // shared-memory regions) or the error of the request.
 using InferAnswer =
     std::function<void(const std::string& request_id, const PendingInfer& pending, Result<ImageScores> scores)>;
 
 struct ModelInferCall {
-  AdmissionRequest base;  // model, version, via, the client's id (kReplace), bytes, deadline, cancel
+  // Model, version, via, the client's id (kReplace), bytes, deadline, cancel; `received` is when
+  // the door had the request (Triton's REQUEST_START), before it was decoded.
+  AdmissionRequest base;
   const SharedMemoryRegistry* shm = nullptr;  // regions tensors may name (null: none)
   InferDecode decode;
-  ClockStart clock = ClockStart::kReceived;
   InferAnswer answer;
 };
 

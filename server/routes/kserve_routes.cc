@@ -28,7 +28,6 @@
 
 namespace tessera {
 
-using kserve::ClockStart;
 using kserve::decode_infer_request_body;
 using kserve::error_body;
 using kserve::find_model;
@@ -253,8 +252,7 @@ void KserveRoutes::infer(HttpRequest& request, HttpResponder& respond, const std
     respond(std::move(res));
   };
   const InferSubmitted submitted = model_infer(
-      models_, admission_,
-      ModelInferCall{std::move(admission), shm_, std::move(decode), ClockStart::kReceived, std::move(answer)});
+      models_, admission_, ModelInferCall{std::move(admission), shm_, std::move(decode), std::move(answer)});
   if (!submitted.status.is_ok()) {
     HttpResponse res = error_response(submitted.status);
     res.set("X-Request-Id", submitted.request_id);
