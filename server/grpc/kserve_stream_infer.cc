@@ -63,8 +63,8 @@ void StreamInferReactor::submit(inference::ModelInferRequest request) {
   auto decode = [&request](const ModelSignature& model, const DecodeLimits& limits, ShmRequest* shm) {
     return decode_infer_request(request, model, limits, shm);
   };
-  auto answer = [this, request_template = error_answer(request, Status::ok())](
-                    const std::string& /*request_id*/, const PendingInfer& pending, Result<ImageScores> scores) {
+  auto on_answer = [this, request_template = error_answer(request, Status::ok())](
+                       const std::string& /*request_id*/, const PendingInfer& pending, Result<ImageScores> scores) {
     inference::ModelStreamInferResponse answer;
     if (scores) {
       *answer.mutable_infer_response() = make_infer_response(pending.request, pending.model.signature, *scores);
@@ -75,7 +75,7 @@ void StreamInferReactor::submit(inference::ModelInferRequest request) {
     answered(std::move(answer), true);
   };
   const InferSubmitted submitted = model_infer(
-      models_, admission_, ModelInferCall{std::move(admission), shm_, std::move(decode), std::move(answer)});
+      models_, admission_, ModelInferCall{std::move(admission), shm_, std::move(decode), std::move(on_answer)});
   if (!submitted.status.is_ok()) answered(error_answer(request, submitted.status), true);
 }
 
