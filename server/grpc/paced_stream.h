@@ -47,20 +47,14 @@ class PacedStream : public grpc::ServerBidiReactor<Request, Answer> {
     back_from_grpc(this);
     std::unique_lock lock(mu_);
     write_in_flight_ = false;
-    if (!ok) {  // the client is gone
-      broken_ = true;
-      reads_done_ = true;
-      answers_.clear();
-    }
+    if (!ok) break_off();  // the client is gone
     step(std::move(lock));
   }
 
   void OnCancel() final {
     back_from_grpc(this);
     std::unique_lock lock(mu_);
-    broken_ = true;
-    reads_done_ = true;
-    answers_.clear();
+    break_off();
     step(std::move(lock));
   }
 
@@ -106,6 +100,13 @@ class PacedStream : public grpc::ServerBidiReactor<Request, Answer> {
   }
 
  private:
+  // A write failed or the call was cancelled: no more reads, and answers are dropped (under mu_).
+  void break_off() {
+    broken_ = true;
+    reads_done_ = true;
+    answers_.clear();
+  }
+
   // Starts the next write, a read, or the finish, whichever is due: decided under `lock` (held
   // since the change that made it due), acted on after it, touching nothing of the reactor then
   // but the calls it decided (gRPC may run reactions on other threads at once).
