@@ -3,73 +3,88 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
-#include <cstdlib>
-#include <system_error>
-#include <thread>
 #include <utility>
-
-#include "accel/device/emu/emu_device.h"
-#include "accel/device/emu/emu_kernels.h"
-#include "accel/device/xrt_backend.h"
 
 namespace tessera {
 namespace {
 
-// The emulator for the requested board profile (programs are planned and timed for it).
-Result<std::unique_ptr<Device>> open_emu(const DeviceOptions& options, std::string* log_note) {
-  EmuDeviceOptions emu_options;
-  auto faults = emu::parse_emu_faults(options.emu_faults);
-  if (!faults.is_ok()) return faults.status();
-  if (auto kernels = emu::select_kernels(); !kernels.is_ok()) return kernels.status();  // TESSERA_EMU_KERNELS
-  if (faults->applies_to(options.index)) emu_options.faults = *faults;
-  emu_options.threads = options.emu_threads;
-  auto device = std::make_unique<EmuDevice>(options.board, emu_options);
-  *log_note = "device emu: " + device->info().name;
-  if (emu_options.faults.any()) *log_note += "; injected faults: " + options.emu_faults;
-  return std::unique_ptr<Device>(std::move(device));
+Result<std::vector<BackendDevice>> open_emu(const DeviceOptions& options, const DeviceTarget& target) {
+  TESSERA_ASSIGN_OR_RETURN(BackendDevice device, open_emu_backend(target, options.emu));
+  std::vector<BackendDevice> devices;
+  devices.push_back(std::move(device));
+  return devices;
 }
 
-Result<std::unique_ptr<Device>> open_xrt(const DeviceOptions& options, std::string* log_note) {
-  auto device = open_xrt_device(options);
-  if (!device.is_ok()) return Status(device.status().code(), "--device xrt: " + device.status().message());
-  const DeviceInfo info = (*device)->info();
-  *log_note = "device xrt: " + info.name + " (" + info.detail + ")";
-  return device;
+Result<std::vector<BackendDevice>> open_xrt(const DeviceOptions& options, const DeviceTarget& target) {
+  auto devices = open_xrt_backend(target, options.xrt);
+  if (!devices.is_ok()) return Status(devices.status().code(), "--device xrt: " + devices.status().message());
+  return devices;
 }
 
 // The emulator, with a note saying why XRT was not used.
-Result<std::unique_ptr<Device>> fall_back_to_emu(const DeviceOptions& options, std::string* log_note,
-                                                 const std::string& why) {
-  auto device = open_emu(options, log_note);
-  *log_note = "device auto: " + why + ", using the emulator";
-  return device;
+Result<std::vector<BackendDevice>> fall_back_to_emu(const DeviceOptions& options, const DeviceTarget& target,
+                                                    const std::string& why) {
+  auto devices = open_emu(options, target);
+  if (devices.is_ok()) devices->front().note = "device auto: " + why + ", using the emulator";
+  return devices;
 }
 
-Result<std::unique_ptr<Device>> open_auto(const DeviceOptions& options, std::string* log_note) {
-  if (!xrt_backend_built()) return fall_back_to_emu(options, log_note, "built without XRT");
+Result<std::vector<BackendDevice>> open_auto(const DeviceOptions& options, const DeviceTarget& target) {
+  if (!xrt_backend_built()) return fall_back_to_emu(options, target, "built without XRT");
   const Result<unsigned> count = count_xrt_devices();
-  if (!count.is_ok()) return fall_back_to_emu(options, log_note, "XRT unusable (" + count.status().message() + ")");
-  if (*count == 0) return fall_back_to_emu(options, log_note, "no Xilinx device found");
-  if (resolve_xclbin(options).empty()) {
-    return fall_back_to_emu(options, log_note,
+  if (!count.is_ok()) {
+    return fall_back_to_emu(options, target, "XRT unusable (" + count.status().message() + ")");
+  }
+  if (*count == 0) return fall_back_to_emu(options, target, "no Xilinx device found");
+  if (resolve_xclbin(options.xrt).empty()) {
+    return fall_back_to_emu(options, target,
                             std::to_string(*count) +
                                 " Xilinx device(s) found but no xclbin (--xclbin, $TESSERA_XCLBIN, "
                                 "/opt/tessera/tessera_accel.xclbin or .awsxclbin)");
   }
-  auto device = open_xrt_device(options);
-  if (!device.is_ok()) {
-    return fall_back_to_emu(options, log_note, "Xilinx device not usable (" + device.status().message() + ")");
+  auto devices = open_xrt_backend(target, options.xrt);
+  if (!devices.is_ok()) {
+    return fall_back_to_emu(options, target, "Xilinx device not usable (" + devices.status().message() + ")");
   }
-  const DeviceInfo info = (*device)->info();
-  *log_note =
-      "device auto: using Xilinx device " + std::to_string(options.index) + ", " + info.name + " (" + info.detail + ")";
-  return device;
+  for (BackendDevice& opened : *devices) {
+    const DeviceInfo info = opened.device->info();
+    opened.note = "device auto: using Xilinx device " + std::to_string(target.index) + ", " + info.name + " (" +
+                  info.detail + ")";
+  }
+  return devices;
+}
+
+// "--devices all": one emulator instance.
+Result<std::vector<unsigned>> all_emu(const DeviceOptions&) { return std::vector<unsigned>{0}; }
+
+// The indices of the Xilinx devices XRT sees; empty when there are none (or XRT is not usable).
+Result<std::vector<unsigned>> xrt_indices() {
+  const Result<unsigned> count = xrt_backend_built() ? count_xrt_devices() : Result<unsigned>(0U);
+  if (!count.is_ok()) return count.status();
+  std::vector<unsigned> indices(*count);
+  for (unsigned i = 0; i < *count; ++i) indices[i] = i;
+  return indices;
+}
+
+// "--devices all": every Xilinx device.
+Result<std::vector<unsigned>> all_xrt(const DeviceOptions&) {
+  auto indices = xrt_indices();
+  if (indices.is_ok() && !indices->empty()) return indices;
+  return Status::not_found("--devices all: no Xilinx device found" +
+                           (indices.is_ok() ? std::string() : " (" + indices.status().message() + ")"));
+}
+
+// "--devices all": every Xilinx device when there is one and an xclbin, else one emulator.
+Result<std::vector<unsigned>> all_auto(const DeviceOptions& options) {
+  auto indices = xrt_indices();
+  if (indices.is_ok() && !indices->empty() && !resolve_xclbin(options.xrt).empty()) return indices;
+  return std::vector<unsigned>{0};
 }
 
 constexpr std::array<DeviceBackend, 3> kBackends = {{
-    {"auto", open_auto, "xrt when a Xilinx device and an xclbin are present, else emu"},
-    {"emu", open_emu, "bit-exact software emulation of the accelerator, modelled fabric time"},
-    {"xrt", open_xrt, "a Zynq/ZynqMP board or Alveo/AWS F1 card through XRT (needs an xclbin)"},
+    {"auto", open_auto, all_auto, "xrt when a Xilinx device and an xclbin are present, else emu"},
+    {"emu", open_emu, all_emu, "bit-exact software emulation of the accelerator, modelled fabric time"},
+    {"xrt", open_xrt, all_xrt, "a Zynq/ZynqMP board or Alveo/AWS F1 card through XRT (needs an xclbin)"},
 }};
 
 }  // namespace
@@ -82,25 +97,28 @@ std::string device_kinds() {
   return kinds;
 }
 
-std::filesystem::path resolve_xclbin(const DeviceOptions& options) {
-  if (!options.xclbin.empty()) return options.xclbin;
-  if (const char* env = std::getenv("TESSERA_XCLBIN"); env != nullptr && env[0] != '\0') return env;
-  for (const char* path : kDefaultXclbinPaths) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec)) return path;
+namespace {
+
+const DeviceBackend* find_backend(const std::string& kind) {
+  for (const DeviceBackend& backend : kBackends) {
+    if (kind == backend.name) return &backend;
   }
-  return {};
+  return nullptr;
 }
 
+Status unknown_kind(const std::string& kind) {
+  return Status::invalid_argument("unknown device kind '" + kind + "' (kinds: " + device_kinds() + ")");
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Device>> open_device(const DeviceOptions& options, std::string* log_note) {
-  std::string note;
-  for (const DeviceBackend& backend : kBackends) {
-    if (options.kind != backend.name) continue;
-    auto device = backend.factory(options, &note);
-    if (log_note != nullptr) *log_note = std::move(note);
-    return device;
-  }
-  return Status::invalid_argument("unknown device kind '" + options.kind + "' (kinds: " + device_kinds() + ")");
+  const DeviceBackend* backend = find_backend(options.kind);
+  if (backend == nullptr) return unknown_kind(options.kind);
+  TESSERA_ASSIGN_OR_RETURN(auto devices,
+                           backend->factory(options, DeviceTarget{.index = options.index, .board = options.board}));
+  if (log_note != nullptr) *log_note = std::move(devices.front().note);
+  return std::move(devices.front().device);
 }
 
 Result<std::optional<std::vector<unsigned>>> parse_device_list(std::string_view text) {
@@ -125,68 +143,35 @@ Result<std::optional<std::vector<unsigned>>> parse_device_list(std::string_view 
   return std::optional<std::vector<unsigned>>(std::move(indices));
 }
 
-namespace {
-
-// The indices "all" stands for: every Xilinx device when XRT is asked for (or auto finds one),
-// else one emulator.
-Result<std::vector<unsigned>> all_devices(const DeviceOptions& options) {
-  if (options.kind == "emu") return std::vector<unsigned>{0};
-  const Result<unsigned> count = xrt_backend_built() ? count_xrt_devices() : Result<unsigned>(0U);
-  if (count.is_ok() && *count > 0 && (options.kind == "xrt" || !resolve_xclbin(options).empty())) {
-    std::vector<unsigned> indices(*count);
-    for (unsigned i = 0; i < *count; ++i) indices[i] = i;
-    return indices;
-  }
-  if (options.kind == "xrt") {
-    return Status::not_found("--devices all: no Xilinx device found" +
-                             (count.is_ok() ? std::string() : " (" + count.status().message() + ")"));
-  }
-  return std::vector<unsigned>{0};
-}
-
-}  // namespace
-
 Result<std::vector<OpenedDevice>> open_devices(const DeviceOptions& options, std::string* log_note) {
+  const DeviceBackend* backend = find_backend(options.kind);
+  if (backend == nullptr) return unknown_kind(options.kind);
   TESSERA_ASSIGN_OR_RETURN(auto listed, parse_device_list(options.devices));
   std::vector<unsigned> indices;
   if (listed) {
     indices = std::move(*listed);
   } else {
-    TESSERA_ASSIGN_OR_RETURN(indices, all_devices(options));
+    TESSERA_ASSIGN_OR_RETURN(indices, backend->all(options));
   }
-  const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
   std::vector<OpenedDevice> devices;
   std::string notes;
   for (unsigned index : indices) {
-    DeviceOptions one = options;
-    one.index = index;
-    if (indices.size() > 1 && one.emu_threads == 0) {
-      one.emu_threads = std::max(1U, hardware / static_cast<unsigned>(indices.size()));
-    }
-    std::string note;
-    TESSERA_ASSIGN_OR_RETURN(auto device, open_device(one, &note));
-    // An xclbin with several instances of the kernel: one device per compute unit of this card,
-    // numbered in list order.
-    const Result<std::vector<std::string>> units = device->info().kind == "xrt"
-                                                       ? xrt_compute_units_of(one)
-                                                       : Result<std::vector<std::string>>(std::vector<std::string>{});
-    if (units.is_ok() && units->size() > 1) {
-      device.reset();
-      for (const std::string& unit : *units) {
-        one.xrt_compute_unit = unit;
-        TESSERA_ASSIGN_OR_RETURN(auto instance, open_device(one, &note));
-        const auto number = static_cast<unsigned>(devices.size());
-        std::string line = notes.empty() ? "[device " : "\n[device ";  // (GCC 12 -Wrestrict misfires on a + chain)
+    const DeviceTarget target{
+        .index = index, .list_size = static_cast<unsigned>(indices.size()), .board = options.board};
+    TESSERA_ASSIGN_OR_RETURN(auto opened, backend->factory(options, target));
+    // A card split into compute units: its devices are numbered in list order.
+    const bool split = opened.size() > 1;
+    for (BackendDevice& one : opened) {
+      const auto number = split ? static_cast<unsigned>(devices.size()) : index;
+      if (split || indices.size() > 1) {
+        std::string line = "[device ";  // (GCC 12 -Wrestrict misfires on a + chain)
         line += std::to_string(number);
         line += "] ";
-        notes += line + note;
-        devices.push_back({number, std::move(instance)});
+        one.note = line + one.note;
       }
-      continue;
+      notes += (notes.empty() ? "" : "\n") + one.note;
+      devices.push_back({number, std::move(one.device)});
     }
-    if (indices.size() > 1) note = "[device " + std::to_string(index) + "] " + note;
-    notes += (notes.empty() ? "" : "\n") + note;
-    devices.push_back({index, std::move(device)});
   }
   if (log_note != nullptr) *log_note = std::move(notes);
   return devices;

@@ -2,13 +2,13 @@
 // one kept-alive connection each), or ModelStreamInfer with N streams (--mode stream).
 #include <condition_variable>
 #include <deque>
-#include <list>
 #include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "client/commands/bench_senders.h"
+#include "client/commands/bench_stream.h"
 #include "client/kserve/kserve_transport.h"
 
 namespace tessera::client {
@@ -63,122 +63,31 @@ class KserveGrpcSender : public BenchSender {
   kserve::ModelPlan plan_;
 };
 
-// One ModelStreamInfer: one write in flight at a time, a read always pending, answers matched to
-// their requests by id (an answer without a known id, as an error may come, goes to the oldest).
-class KserveStream : public grpc::ClientBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse> {
- public:
-  KserveStream(inference::GRPCInferenceService::Stub& stub, const Connection& connection, std::string output)
-      : output_(std::move(output)) {
-    prepare_context(context_, connection, std::chrono::microseconds(0));
-    stub.async()->ModelStreamInfer(&context_, this);
-    StartRead(&response_);
-    StartCall();
-  }
-
-  bool send(inference::ModelInferRequest request, BenchDone& done) {
-    std::lock_guard lock(mu_);
-    if (ended_ || broken_ || closing_) return false;
-    pending_.emplace_back(request.id(), std::move(done));
-    writes_.push_back(std::move(request));
-    if (!writing_) {
-      writing_ = true;
-      StartWrite(&writes_.front());
-    }
-    return true;
-  }
-
-  void close() {
-    std::lock_guard lock(mu_);
-    if (closing_) return;
-    closing_ = true;
-    // A stream that already ended (the server refused it: OnDone ran) takes no more operations.
-    if (!writing_ && !broken_ && !ended_) StartWritesDone();
-  }
-
-  void cancel() { context_.TryCancel(); }
-
-  bool wait(std::chrono::steady_clock::time_point deadline) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_until(lock, deadline, [&] { return finished_; });
-  }
-
-  void OnWriteDone(bool ok) override {
-    std::lock_guard lock(mu_);
-    writes_.pop_front();
-    if (!ok) {
-      broken_ = true;  // the stream is over; OnDone fails whatever is pending
-      writing_ = false;
-      return;
-    }
-    if (!writes_.empty()) {
-      StartWrite(&writes_.front());
-      return;
-    }
-    writing_ = false;
-    if (closing_) StartWritesDone();
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) return;
-    const inference::ModelStreamInferResponse response = std::move(response_);
-    response_.Clear();
-    BenchDone done = take(response.infer_response().id());
-    StartRead(&response_);
-    if (!done) return;  // an answer to no request of ours: ignored
-    if (!response.error_message().empty()) {
-      return done(grpc::Status(grpc::StatusCode::UNKNOWN, response.error_message()), nullptr);
-    }
-    auto answer = kserve::grpc_answer(response.infer_response(), output_);
-    if (!answer) return done(to_grpc(answer.status()), nullptr);
-    const v1::ClassifyResponse classified = kserve::to_classify_response(*answer);
-    done(grpc::Status::OK, &classified);
-  }
-
-  void OnDone(const grpc::Status& status) override {
-    std::list<std::pair<std::string, BenchDone>> pending;
-    {
-      std::lock_guard lock(mu_);
-      ended_ = true;  // from here on send() and close() leave the stream alone
-      pending.swap(pending_);
-    }
-    const grpc::Status failed =
-        status.ok() ? grpc::Status(grpc::StatusCode::UNKNOWN, "stream ended without an answer") : status;
-    for (auto& entry : pending) entry.second(failed, nullptr);
-    std::lock_guard lock(mu_);
-    finished_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  // The callback of request `id`, else of the oldest request; removed from the pending list.
-  BenchDone take(const std::string& id) {
-    std::lock_guard lock(mu_);
-    if (pending_.empty()) return nullptr;
-    auto it = pending_.begin();
-    for (auto i = pending_.begin(); i != pending_.end(); ++i) {
-      if (i->first == id) {
-        it = i;
-        break;
-      }
-    }
-    BenchDone done = std::move(it->second);
-    pending_.erase(it);
-    return done;
-  }
-
-  const std::string output_;
-  grpc::ClientContext context_;
-  inference::ModelStreamInferResponse response_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<inference::ModelInferRequest> writes_;
-  std::list<std::pair<std::string, BenchDone>> pending_;  // in the order sent
-  bool writing_ = false;
-  bool closing_ = false;
-  bool broken_ = false;
-  bool ended_ = false;     // OnDone began
-  bool finished_ = false;  // OnDone is over: the stream may be freed
-};
+// ModelStreamInfer: answers matched by id (an answer without a known id, as an error may come,
+// goes to the oldest request).
+BenchStreamProtocol<inference::ModelInferRequest, inference::ModelStreamInferResponse> kserve_stream_protocol(
+    inference::GRPCInferenceService::Stub& stub, std::string output) {
+  return {
+      .start =
+          [&stub](grpc::ClientContext* context,
+                  grpc::ClientBidiReactor<inference::ModelInferRequest, inference::ModelStreamInferResponse>* reactor) {
+            stub.async()->ModelStreamInfer(context, reactor);
+          },
+      .request_id = [](const inference::ModelInferRequest& request) { return request.id(); },
+      .answer_id = [](const inference::ModelStreamInferResponse& response) { return response.infer_response().id(); },
+      .unknown_id_is_oldest = true,
+      .deliver =
+          [output = std::move(output)](const inference::ModelStreamInferResponse& response, BenchDone& done) {
+            if (!response.error_message().empty()) {
+              return done(grpc::Status(grpc::StatusCode::UNKNOWN, response.error_message()), nullptr);
+            }
+            auto answer = kserve::grpc_answer(response.infer_response(), output);
+            if (!answer) return done(to_grpc(answer.status()), nullptr);
+            const v1::ClassifyResponse classified = kserve::to_classify_response(*answer);
+            done(grpc::Status::OK, &classified);
+          },
+  };
+}
 
 class KserveStreamSender : public BenchSender {
  public:
@@ -186,40 +95,20 @@ class KserveStreamSender : public BenchSender {
                      kserve::ModelPlan plan, unsigned streams)
       : stub_(inference::GRPCInferenceService::NewStub(std::move(channel))),
         options_(std::move(options)),
-        plan_(std::move(plan)) {
-    for (unsigned i = 0; i < std::max(1u, streams); ++i)
-      streams_.push_back(new KserveStream(*stub_, connection, plan_.output_name));
-  }
-
-  ~KserveStreamSender() override {
-    // A stream is freed only after OnDone; one that never finished is leaked rather than freed
-    // under gRPC's feet (the process is about to exit).
-    for (KserveStream* s : streams_) {
-      if (s->wait(std::chrono::steady_clock::now())) delete s;
-    }
-  }
+        plan_(std::move(plan)),
+        streams_(connection, kserve_stream_protocol(*stub_, plan_.output_name), streams) {}
 
   bool send(unsigned slot, const std::string& request_id, const BenchImage& image, BenchDone done) override {
-    return streams_[slot % streams_.size()]->send(kserve::grpc_request(make_spec(plan_, options_, request_id, image)),
-                                                  done);
+    return streams_.send(slot, kserve::grpc_request(make_spec(plan_, options_, request_id, image)), done);
   }
 
-  bool finish(std::chrono::steady_clock::time_point deadline) override {
-    for (KserveStream* s : streams_) s->close();
-    bool all = true;
-    for (KserveStream* s : streams_) all = s->wait(deadline) && all;
-    if (!all) {
-      for (KserveStream* s : streams_) s->cancel();
-      for (KserveStream* s : streams_) s->wait(std::chrono::steady_clock::now() + std::chrono::seconds(5));
-    }
-    return all;
-  }
+  bool finish(std::chrono::steady_clock::time_point deadline) override { return streams_.finish(deadline); }
 
  private:
   std::unique_ptr<inference::GRPCInferenceService::Stub> stub_;
   BenchCallOptions options_;
   kserve::ModelPlan plan_;
-  std::vector<KserveStream*> streams_;
+  BenchStreams<inference::ModelInferRequest, inference::ModelStreamInferResponse> streams_;
 };
 
 // Requests wait in a queue for one of `connections` threads, each with its own connection.

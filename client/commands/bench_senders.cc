@@ -1,13 +1,12 @@
 #include "client/commands/bench_senders.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
-#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
 #include <vector>
+
+#include "client/commands/bench_stream.h"
 
 namespace tessera::client {
 namespace {
@@ -120,127 +119,37 @@ class UnaryQueueSender : public BenchSender {
   std::set<Call*> calls_;  // in flight; send() and poll() run on the load's one thread
 };
 
-// One ClassifyStream: a write queue (one write in flight at a time, as the reactor API wants),
-// a read always pending, answers matched to their callbacks by request_id.
-class BenchStream : public grpc::ClientBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse> {
- public:
-  BenchStream(v1::Classifier::Stub& stub, const Connection& connection) {
-    prepare_context(context_, connection, std::chrono::microseconds(0));
-    stub.async()->ClassifyStream(&context_, this);
-    StartRead(&response_);
-    StartCall();
-  }
-
-  // Returns false (and keeps `done`) when the stream already ended.
-  bool send(v1::ClassifyRequest request, BenchDone& done) {
-    std::lock_guard lock(mu_);
-    if (ended_ || broken_ || closing_) return false;
-    pending_.emplace(request.request_id(), std::move(done));
-    writes_.push_back(std::move(request));
-    if (!writing_) {
-      writing_ = true;
-      StartWrite(&writes_.front());
-    }
-    return true;
-  }
-
-  void close() {
-    std::lock_guard lock(mu_);
-    if (closing_) return;
-    closing_ = true;
-    // A stream that already ended (the server refused it: OnDone ran) takes no more operations.
-    if (!writing_ && !broken_ && !ended_) StartWritesDone();
-  }
-
-  void cancel() { context_.TryCancel(); }
-
-  bool wait(std::chrono::steady_clock::time_point deadline) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_until(lock, deadline, [&] { return finished_; });
-  }
-
-  void OnWriteDone(bool ok) override {
-    std::lock_guard lock(mu_);
-    writes_.pop_front();
-    if (!ok) {
-      broken_ = true;  // the stream is over; OnDone fails whatever is pending
-      writing_ = false;
-      return;
-    }
-    if (!writes_.empty()) {
-      StartWrite(&writes_.front());
-      return;
-    }
-    writing_ = false;
-    if (closing_) StartWritesDone();
-  }
-
-  void OnReadDone(bool ok) override {
-    if (!ok) return;
-    v1::ClassifyResponse response = std::move(response_);
-    response_.Clear();
-    BenchDone done;
-    {
-      std::lock_guard lock(mu_);
-      auto it = pending_.find(response.request_id());
-      if (it != pending_.end()) {
-        done = std::move(it->second);
-        pending_.erase(it);
-      }
-    }
-    StartRead(&response_);
-    if (!done) return;  // an answer to no request of ours: ignored
-    if (response.error().empty() && response.error_code() == 0) {
-      done(grpc::Status::OK, &response);
-    } else {
-      done(grpc::Status(static_cast<grpc::StatusCode>(response.error_code()), response.error()), nullptr);
-    }
-  }
-
-  void OnDone(const grpc::Status& status) override {
-    std::map<std::string, BenchDone> pending;
-    {
-      std::lock_guard lock(mu_);
-      ended_ = true;  // from here on send() and close() leave the stream alone
-      pending.swap(pending_);
-    }
-    const grpc::Status failed =
-        status.ok() ? grpc::Status(grpc::StatusCode::UNKNOWN, "stream ended without an answer") : status;
-    for (auto& [id, done] : pending) done(failed, nullptr);
-    std::lock_guard lock(mu_);
-    finished_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  grpc::ClientContext context_;
-  v1::ClassifyResponse response_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<v1::ClassifyRequest> writes_;
-  std::map<std::string, BenchDone> pending_;
-  bool writing_ = false;
-  bool closing_ = false;
-  bool broken_ = false;
-  bool ended_ = false;     // OnDone began
-  bool finished_ = false;  // OnDone is over: the stream may be freed
-};
+// ClassifyStream: answers matched by request_id (an answer with another id is ignored), an
+// error answer carries its code.
+BenchStreamProtocol<v1::ClassifyRequest, v1::ClassifyResponse> classify_stream_protocol(v1::Classifier::Stub& stub) {
+  return {
+      .start =
+          [&stub](grpc::ClientContext* context,
+                  grpc::ClientBidiReactor<v1::ClassifyRequest, v1::ClassifyResponse>* reactor) {
+            stub.async()->ClassifyStream(context, reactor);
+          },
+      .request_id = [](const v1::ClassifyRequest& request) { return request.request_id(); },
+      .answer_id = [](const v1::ClassifyResponse& response) { return response.request_id(); },
+      .unknown_id_is_oldest = false,
+      .deliver =
+          [](const v1::ClassifyResponse& response, BenchDone& done) {
+            if (response.error().empty() && response.error_code() == 0) {
+              done(grpc::Status::OK, &response);
+            } else {
+              done(grpc::Status(static_cast<grpc::StatusCode>(response.error_code()), response.error()), nullptr);
+            }
+          },
+  };
+}
 
 class StreamSender : public BenchSender {
  public:
   StreamSender(const Connection& connection, std::shared_ptr<grpc::Channel> channel, BenchCallOptions options,
                unsigned streams)
-      : channel_(std::move(channel)), stub_(v1::Classifier::NewStub(channel_)), options_(std::move(options)) {
-    for (unsigned i = 0; i < std::max(1u, streams); ++i) streams_.push_back(new BenchStream(*stub_, connection));
-  }
-
-  ~StreamSender() override {
-    // A stream is freed only after OnDone; one that never finished is leaked rather than freed
-    // under gRPC's feet (the process is about to exit).
-    for (BenchStream* s : streams_) {
-      if (s->wait(std::chrono::steady_clock::now())) delete s;
-    }
-  }
+      : channel_(std::move(channel)),
+        stub_(v1::Classifier::NewStub(channel_)),
+        options_(std::move(options)),
+        streams_(connection, classify_stream_protocol(*stub_), streams) {}
 
   bool send(unsigned slot, const std::string& request_id, const BenchImage& image, BenchDone done) override {
     v1::ClassifyRequest request;
@@ -248,25 +157,16 @@ class StreamSender : public BenchSender {
     request.set_image(image.bytes);
     request.set_top_k(options_.top_k);
     request.set_request_id(request_id);
-    return streams_[slot % streams_.size()]->send(std::move(request), done);
+    return streams_.send(slot, std::move(request), done);
   }
 
-  bool finish(std::chrono::steady_clock::time_point deadline) override {
-    for (BenchStream* s : streams_) s->close();
-    bool all = true;
-    for (BenchStream* s : streams_) all = s->wait(deadline) && all;
-    if (!all) {
-      for (BenchStream* s : streams_) s->cancel();
-      for (BenchStream* s : streams_) s->wait(std::chrono::steady_clock::now() + std::chrono::seconds(5));
-    }
-    return all;
-  }
+  bool finish(std::chrono::steady_clock::time_point deadline) override { return streams_.finish(deadline); }
 
  private:
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Classifier::Stub> stub_;
   BenchCallOptions options_;
-  std::vector<BenchStream*> streams_;
+  BenchStreams<v1::ClassifyRequest, v1::ClassifyResponse> streams_;
 };
 
 }  // namespace

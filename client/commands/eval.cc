@@ -134,7 +134,7 @@ int run_eval(const EvalArgs& args) {
   if (*precision == Precision::kInt8) {
     DeviceOptions device_options;
     device_options.kind = args.device;
-    device_options.xclbin = args.xclbin;
+    device_options.xrt.xclbin = args.xclbin;
     std::string note;
     auto device = open_device(device_options, &note);
     if (!device) {

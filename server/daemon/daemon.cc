@@ -18,9 +18,10 @@
 #include "server/fleet/fleet_service.h"
 #include "server/fleet/peer_list.h"
 #include "server/grpc/classifier_service.h"
-#include "server/grpc/server.h"
-#include "server/http/server.h"
-#include "server/kserve/kserve_grpc_service.h"
+#include "server/grpc/grpc_server.h"
+#include "server/grpc/kserve_grpc_service.h"
+#include "server/grpc/telemetry_service.h"
+#include "server/http/http_server.h"
 #include "server/kserve/shared_memory.h"
 #include "server/models/model_repository.h"
 #include "server/routes/http_routes.h"
@@ -29,7 +30,6 @@
 #include "server/telemetry/model_source.h"
 #include "server/telemetry/sampler.h"
 #include "server/telemetry/server_stats.h"
-#include "server/telemetry/telemetry_service.h"
 #include "server/tls/tls_config.h"
 
 namespace tessera {
@@ -230,7 +230,7 @@ Status Daemon::start_grpc(const Startup& startup) {
     spdlog::info("kserve: system shared memory on: at most {} regions, {} MiB", options_.shm_max_regions,
                  options_.shm_max_mb);
   }
-  kserve_ = std::make_unique<kserve::KserveGrpcService>(*models_, *admission_, shm_.get());
+  kserve_ = std::make_unique<KserveGrpcService>(*models_, *admission_, shm_.get());
   GrpcServerOptions grpc_options;
   grpc_options.host = options_.listen;
   grpc_options.port = options_.grpc_port;

@@ -27,6 +27,7 @@ struct HttpSessionLimits;
 class InferenceQueue;
 class ModelRepository;
 class ClassifierService;
+class KserveGrpcService;
 class TelemetryService;
 namespace telemetry {
 class PowerSource;
@@ -35,7 +36,6 @@ class TelemetrySampler;
 struct DeviceLabels;
 }  // namespace telemetry
 namespace kserve {
-class KserveGrpcService;
 class SharedMemoryRegistry;
 }  // namespace kserve
 namespace fleet {
@@ -168,7 +168,7 @@ class Daemon {
   std::unique_ptr<HttpRoutes> routes_;
   std::unique_ptr<ClassifierService> classifier_;
   std::unique_ptr<TelemetryService> telemetry_;
-  std::unique_ptr<kserve::KserveGrpcService> kserve_;
+  std::unique_ptr<KserveGrpcService> kserve_;
   std::unique_ptr<GrpcServer> grpc_;
   std::unique_ptr<HttpServer> http_;
   std::mutex health_mu_;  // stopped_ and the readiness the device's events set

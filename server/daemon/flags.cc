@@ -91,13 +91,13 @@ std::vector<DaemonFlag> device_flags(DaemonOptions& o) {
            "\"0,1\" (emu: that many instances, the hardware threads split between them); a batch goes to the "
            "instance with the least outstanding work",
            &o.device.devices),
-      path("xclbin", "Accelerator binary for --device xrt/auto (else $TESSERA_XCLBIN)", &o.device.xclbin),
+      path("xclbin", "Accelerator binary for --device xrt/auto (else $TESSERA_XCLBIN)", &o.device.xrt.xclbin),
       text("board", "Board profile the tiles are planned for and the emulator models (accel/plan/boards)",
            &o.device.board),
       text("emu-faults",
            "Emulator fault injection for tests: fail-run=N, hang-run=N, wedge-run=N, corrupt-run=N, fail-load=N (N+ = "
            "from the Nth on), reset-ms=MS, instance=I (only device I), comma-separated ('' = none)",
-           &o.device.emu_faults),
+           &o.device.emu.faults),
       number("device-timeout-ms", "A device run taking longer is aborted; its batch is answered UNAVAILABLE",
              &o.device_timeout_ms, 1, 3'600'000),
       number("device-max-failures",

@@ -13,7 +13,7 @@
 //
 // Hooks (the only lines outside these files): decode_grpc.cc and decode_json.cc call
 // shm_input_bytes() before reading an input's data and add_shm_output() for each requested output;
-// the infer callbacks (kserve_grpc_service.cc, kserve_stream_infer.cc, kserve_http.cc) call
+// the infer callbacks (kserve_grpc_service.cc, kserve_stream_infer.cc, kserve_routes.cc) call
 // write_shm_outputs() before building the response.
 #pragma once
 

@@ -8,8 +8,8 @@ add_custom_target(tessera_git_revision
   BYPRODUCTS ${tessera_revision_dir}/tessera_git_revision.h
   COMMENT "git revision for tessera_build_info"
   VERBATIM)
-add_dependencies(tessera_server_lib tessera_git_revision)
-target_include_directories(tessera_server_lib PRIVATE ${tessera_revision_dir})
+add_dependencies(tessera_server_metrics tessera_git_revision)
+target_include_directories(tessera_server_metrics PRIVATE ${tessera_revision_dir})
 if(TESSERA_HAVE_XRT)
   set(tessera_xrt_built 1)
 else()

@@ -7,18 +7,18 @@
 #include <string>
 #include <utility>
 
-#include "server/auth/http_auth.h"
 #include "server/batching/inference_queue.h"
 #include "server/fleet/fleet_service.h"
 #include "server/http/responses.h"
 #include "server/http/static_files.h"
 #include "server/http/url.h"
 #include "server/kserve/decode_json.h"
-#include "server/kserve/kserve_http.h"
 #include "server/metrics/exposition.h"
 #include "server/models/model_repository.h"
 #include "server/routes/classify_route.h"
-#include "server/telemetry/telemetry_events.h"
+#include "server/routes/http_auth.h"
+#include "server/routes/kserve_routes.h"
+#include "server/routes/telemetry_routes.h"
 #include "server/telemetry/telemetry_json.h"
 
 namespace tessera {
@@ -45,8 +45,8 @@ HttpRoutes::HttpRoutes(ModelRepository& models, Admission& admission, std::files
 uint64_t HttpRoutes::body_limit(const HttpRequestHeader& header, uint64_t limit) const {
   const std::string_view path = split_target(header.target()).path;
   if (path == "/v1/classify") return limit;
-  if (path.starts_with("/v2/")) return kserve::KserveHttp::body_limit(models_, header, limit, json_body_multiple_);
-  return std::min(limit, kserve::kNoBodyRouteLimit);
+  if (path.starts_with("/v2/")) return KserveRoutes::body_limit(models_, header, limit, json_body_multiple_);
+  return std::min(limit, kNoBodyRouteLimit);
 }
 
 void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
@@ -84,8 +84,7 @@ void HttpRoutes::handle(HttpRequest request, HttpResponder respond) {
     return reply(get ? make_text_response(200, "ok\n") : method_not_allowed("GET, HEAD"));
   }
   if (path.starts_with("/v2/") || path == "/v2") {
-    return kserve::KserveHttp(models_, admission_, json_body_multiple_, shm_)
-        .handle(std::move(request), std::move(respond));
+    return KserveRoutes(models_, admission_, json_body_multiple_, shm_).handle(std::move(request), std::move(respond));
   }
   if (path.starts_with("/v1/") || path == "/v1") {
     return reply(make_error_response(Status::not_found("no such endpoint: " + std::string(path))));

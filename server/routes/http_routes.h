@@ -1,15 +1,15 @@
 // The HTTP API and the web UI: POST /v1/classify, GET /v1/models, GET /v1/telemetry,
 // GET /v1/telemetry/stream (server-sent events), GET /v1/fleet (this daemon and its peers),
 // GET /metrics, GET /healthz, static files.
-// With bearer tokens, every route but health and the static files wants one (auth/http_auth.h).
+// With bearer tokens, every route but health and the static files wants one (routes/http_auth.h).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 
 #include "server/batching/admission.h"
-#include "server/http/event_stream_hub.h"
 #include "server/http/types.h"
+#include "server/telemetry/event_stream_hub.h"
 
 namespace tessera {
 
@@ -38,7 +38,7 @@ class HttpRoutes final : public HttpHandler {
   // from the worker's callback; the rest answer inline.
   void handle(HttpRequest request, HttpResponder respond) override;
   // /v1/classify: the connection's limit; a KServe infer: its model's JSON limit; every other
-  // route reads no body: kserve::kNoBodyRouteLimit.
+  // route reads no body: kNoBodyRouteLimit.
   uint64_t body_limit(const HttpRequestHeader& header, uint64_t limit) const override;
   // The multiple of a model's input a KServe JSON body may be (kserve::json_body_limits); before
   // the server starts.

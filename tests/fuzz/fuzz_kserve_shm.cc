@@ -18,8 +18,8 @@
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/decode_json.h"
 #include "server/kserve/shared_memory.h"
-#include "server/kserve/shared_memory_http.h"
 #include "server/kserve/shared_memory_params.h"
+#include "server/routes/shared_memory_routes.h"
 #include "tests/fuzz/kserve_fuzz_model.h"
 
 namespace {
@@ -62,8 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     default: {
       // A region the body registers is dropped again; "r" stays.
-      (void)tessera::kserve::shared_memory_response(registry(), boost::beast::http::verb::post,
-                                                    "/v2/systemsharedmemory/region/x/register", rest);
+      (void)tessera::shared_memory_response(registry(), boost::beast::http::verb::post,
+                                            "/v2/systemsharedmemory/region/x/register", rest);
       (void)registry().unregister("x");
     }
   }

@@ -225,7 +225,7 @@ TEST_F(EmulatedXrt, DevicesAllOpensEveryCard) {
   DeviceOptions options;
   options.kind = "xrt";
   options.devices = "all";
-  options.xclbin = emu_xclbin("zcu102");
+  options.xrt.xclbin = emu_xclbin("zcu102");
   auto devices = open_devices(options);
   ASSERT_TRUE(devices.is_ok()) << devices.status().to_string();
   ASSERT_EQ(devices->size(), 2U);
@@ -277,7 +277,7 @@ TEST_F(EmulatedXrt, OpenDevicesGivesOneDevicePerInstanceAndTheyRunSideBySide) {
   DeviceOptions options;
   options.kind = "xrt";
   options.board = "aws-f1";
-  options.xclbin = emu_xclbin("aws_f1");
+  options.xrt.xclbin = emu_xclbin("aws_f1");
   std::string note;
   auto devices = open_devices(options, &note);
   ASSERT_TRUE(devices.is_ok()) << devices.status().to_string();

@@ -28,7 +28,7 @@ using testing::read_raw;
 std::shared_ptr<Device> open_kind(const std::string& kind) {
   DeviceOptions options;
   options.kind = kind;
-  if (kind == "xrt") options.xclbin = std::filesystem::path(std::getenv("TESSERA_XRT_EMU_DIR")) / "zcu102.xclbin";
+  if (kind == "xrt") options.xrt.xclbin = std::filesystem::path(std::getenv("TESSERA_XRT_EMU_DIR")) / "zcu102.xclbin";
   auto device = open_device(options);
   EXPECT_TRUE(device.is_ok()) << device.status().to_string();
   return device.is_ok() ? std::shared_ptr<Device>(std::move(device).value()) : nullptr;

@@ -1,7 +1,7 @@
 // Fault injection for the emulator: makes it fail the way a board can, so tests can show what the
 // daemon does then (a run that fails, hangs past its timeout or leaves a corrupt status word; a
 // device that dies while a program is loaded). Off unless a fault spec is given
-// (tesserad --emu-faults, DeviceOptions::emu_faults).
+// (tesserad --emu-faults, EmuBackendOptions::faults).
 //
 // Spec: comma-separated KEY=VALUE, e.g. "fail-run=3,reset-ms=500" or "hang-run=2+":
 //   fail-run=N      run N ends in an error (as ERT_CMD_STATE_ERROR on a board)

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "accel/device/device_registry.h"
-#include "accel/device/xrt_backend.h"
+#include "accel/device/xrt/xrt_backend.h"
 
 namespace tessera {
 namespace {
@@ -22,7 +22,7 @@ DeviceOptions options_of(std::string kind, std::string board = "zcu102") {
 
 DeviceOptions options_with_xclbin(std::filesystem::path xclbin) {
   DeviceOptions options;
-  options.xclbin = std::move(xclbin);
+  options.xrt.xclbin = std::move(xclbin);
   return options;
 }
 
@@ -122,7 +122,7 @@ TEST(DeviceRegistry, AutoFallsBackToTheEmulatorAndSaysWhy) {
 TEST(DeviceRegistry, ResolvesTheXclbinFromOptionsThenEnvironment) {
   {
     const ScopedXclbinEnv env("/from/env.xclbin");
-    EXPECT_EQ(resolve_xclbin(options_with_xclbin("/given.xclbin")), "/given.xclbin");
+    EXPECT_EQ(resolve_xclbin(options_with_xclbin("/given.xclbin").xrt), "/given.xclbin");
     EXPECT_EQ(resolve_xclbin({}), "/from/env.xclbin");
   }
   const ScopedXclbinEnv unset(nullptr);
@@ -151,7 +151,7 @@ TEST(DeviceRegistry, EmulatorInstancesSplitTheThreadsAndTakeTheirOwnFaults) {
   DeviceOptions options;
   options.kind = "emu";
   options.devices = "0,1";
-  options.emu_faults = "instance=1,fail-run=1";
+  options.emu.faults = "instance=1,fail-run=1";
   std::string note;
   auto devices = open_devices(options, &note);
   ASSERT_TRUE(devices.is_ok()) << devices.status().to_string();

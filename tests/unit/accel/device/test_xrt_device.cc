@@ -202,7 +202,7 @@ TEST(XrtDevice, MatchesTheEmulatorOnABoard) {
   if (!count.is_ok() || *count == 0) GTEST_SKIP() << "needs a Xilinx device: xrt::system::enumerate_devices() = 0";
   DeviceOptions options;
   options.kind = "xrt";
-  if (resolve_xclbin(options).empty()) GTEST_SKIP() << "needs an xclbin: set TESSERA_XCLBIN";
+  if (resolve_xclbin(options.xrt).empty()) GTEST_SKIP() << "needs an xclbin: set TESSERA_XCLBIN";
   auto device = open_device(options);
   ASSERT_TRUE(device.is_ok()) << device.status().to_string();
   const CompiledProgram p = one_conv_program();

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "server/auth/bearer_tokens.h"
-#include "server/auth/http_auth.h"
+#include "server/routes/http_auth.h"
 
 namespace tessera {
 namespace {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "server/auth/grpc_token_credentials.h"
-#include "server/auth/http_auth.h"
+#include "server/routes/http_auth.h"
 
 namespace tessera {
 namespace {

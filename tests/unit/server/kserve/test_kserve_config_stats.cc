@@ -12,8 +12,8 @@
 
 #include "accel/runtime/engine.h"
 #include "accel/runtime/model_config.h"
-#include "server/kserve/model_config.h"
 #include "server/kserve/statistics.h"
+#include "server/kserve/triton_model_config.h"
 #include "server/models/model_repository.h"
 
 namespace tessera::kserve {
@@ -47,7 +47,7 @@ class KserveServedModelTest : public ::testing::Test {
 };
 
 TEST_F(KserveServedModelTest, ConfigJsonIsTritonsShape) {
-  auto c = model_config_json(make_model_config(model_));
+  auto c = triton_model_config_json(make_triton_model_config(model_));
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();
   const json& config = *c;
   EXPECT_EQ(config["name"], "fashion-mnist");
@@ -84,10 +84,10 @@ TEST_F(KserveServedModelTest, ConfigJsonIsTritonsShape) {
 // instance.
 TEST_F(KserveServedModelTest, InstanceKindFollowsTheDevice) {
   model_.device = "xrt";
-  EXPECT_EQ(make_model_config(model_).instance_group(0).kind(), inference::ModelInstanceGroup::KIND_MODEL);
+  EXPECT_EQ(make_triton_model_config(model_).instance_group(0).kind(), inference::ModelInstanceGroup::KIND_MODEL);
   model_.device = "host";
   model_.devices.clear();
-  const inference::ModelConfig host = make_model_config(model_);
+  const inference::ModelConfig host = make_triton_model_config(model_);
   EXPECT_EQ(host.instance_group(0).kind(), inference::ModelInstanceGroup::KIND_CPU);
   EXPECT_EQ(host.instance_group(0).count(), 1);
 }
@@ -105,7 +105,7 @@ TEST(KserveConfigJson, Int64FieldsAreNumbers) {
   inference::ModelDynamicBatching* batching = config.mutable_dynamic_batching();
   batching->set_max_queue_delay_microseconds(uint64_t{1} << 40);
   batching->mutable_default_queue_policy()->set_default_timeout_microseconds(7);
-  auto c = model_config_json(config);
+  auto c = triton_model_config_json(config);
   ASSERT_TRUE(c.is_ok());
   const json& j = *c;
   EXPECT_EQ(j["version_policy"]["specific"]["versions"], json({3, 5}));
