@@ -7,8 +7,9 @@
 # parse again and again: gRPC with protobuf, Boost.Asio/Beast, nlohmann-json and GoogleTest make up
 # most of a server or test unit's front-end time (GCC 12, test_grpc.cc 8.0 -> 5.9 CPU-s, -O3, with
 # the test set; docs/testing.md has the tree totals). Each target builds its own header once
-# (~17 CPU-s), so only targets with many units take one.
-option(TESSERA_PCH "Precompile the heaviest third-party headers of the server, client and test targets" ON)
+# (~15 CPU-s), so only targets with many units take one (the client and the test executables; the
+# server's rooms are unity builds instead, server/CMakeLists.txt).
+option(TESSERA_PCH "Precompile the heaviest third-party headers of the client and test targets" ON)
 
 set(tessera_pch_server
   <grpcpp/grpcpp.h>
