@@ -6,7 +6,8 @@ Usage:
   /usr/bin/python3 tools/make_families.py --out DIR [--families f1,f2,...] [--small|--large] [--force]
 
 For each family (torchvision.models.<family>(weights=None), torch.manual_seed(1234); every
-BatchNorm gets random running statistics and affine parameters, as tools/make_zoo.py does),
+BatchNorm gets random running statistics and affine parameters, as tools/make_zoo.py does, and a
+Linear layer initialised to zeros, ViT's head, seeded random weights),
 exported as a new user would: torch.onnx.export in eval mode, static batch 1, the exporter's
 defaults otherwise (BatchNorm folded into the convs, constant folding on). Writes DIR/<family>/:
   opset13/model.onnx, opset14/model.onnx, opset17/model.onnx
@@ -79,6 +80,9 @@ def build_model(name):
     gen = torch.Generator().manual_seed(1234)
     with torch.no_grad():
         for m in model.modules():
+            # ViT's head is initialised to zeros (all logits 0): seeded random weights instead.
+            if isinstance(m, nn.Linear) and not m.weight.any():
+                m.weight.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
             if isinstance(m, nn.BatchNorm2d):
                 c = m.num_features
                 m.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
@@ -128,7 +132,9 @@ def make_family(name, out_dir, force):
         m = onnx.load(export_path)
         os.remove(export_path)
         onnx.checker.check_model(m)
-        if dims(m.graph.input[0]) != meta["input_shape"] or dims(m.graph.output[0]) != [1, 1000]:
+        # The exporter's shape inference may leave the output's dim 0 symbolic (Swin at 13/14).
+        out_dims = dims(m.graph.output[0])
+        if dims(m.graph.input[0]) != meta["input_shape"] or len(out_dims) != 2 or out_dims[1] != 1000:
             raise FamilyError(f"{name} opset {opset}: input {dims(m.graph.input[0])} "
                               f"output {dims(m.graph.output[0])}")
         write_atomic(path, lambda tmp, m=m: onnx.save(m, tmp))

@@ -102,6 +102,9 @@ struct BatchNormAttrs {
 // input rank is known; may be negative otherwise).
 struct AxisAttrs {
   int axis = 1;
+  // Concat only: operands whose dim 0 is 1 repeat along dim 0 to the others' (a batch-of-one
+  // export's constants, such as ViT's class token, folded at batch 1; the importer sets it).
+  bool broadcast_batch = false;
 };
 
 // Target shape with ONNX semantics: 0 copies the input dim (unless allow_zero), -1 is inferred.

@@ -172,7 +172,7 @@ Result<Shape> node_output_shape(const Node& node, const std::vector<const Shape*
       std::vector<Shape> shapes;
       shapes.reserve(operands.size());
       for (const Shape* s : operands) shapes.push_back(*s);
-      return concat_output_shape(shapes, node_axis(node));
+      return concat_output_shape(shapes, node_axis(node), node_attrs<AxisAttrs>(node).broadcast_batch);
     }
     case OpKind::kFlatten: return flatten_output_shape(x, node_axis(node));
     case OpKind::kReshape: return reshape_output_shape(x, std::get<ReshapeAttrs>(node.attrs));

@@ -44,7 +44,8 @@ Result<Shape> matmul_output_shape(const Shape& a, const Shape& b);
 // Numpy multidirectional broadcasting (Add, Mul).
 Result<Shape> broadcast_shape(const Shape& a, const Shape& b);
 
-Result<Shape> concat_output_shape(const std::vector<Shape>& inputs, int axis);
+// Concat; with broadcast_batch (axis != 0), an input whose dim 0 is 1 counts as the largest dim 0.
+Result<Shape> concat_output_shape(const std::vector<Shape>& inputs, int axis, bool broadcast_batch = false);
 
 // Flatten: [prod(dims before axis), prod(dims from axis)].
 Result<Shape> flatten_output_shape(const Shape& x, int axis);

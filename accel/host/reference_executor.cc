@@ -212,7 +212,9 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
     case OpKind::kMatMul: return matmul(*ops[0], *ops[1]);
     case OpKind::kAdd: return add(*ops[0], *ops[1], activation);
     case OpKind::kMul: return mul(*ops[0], *ops[1]);
-    case OpKind::kConcat: return layouts.out_nhwc ? concat_channels_nhwc(ops) : concat(ops, node_axis(node));
+    case OpKind::kConcat:
+      return layouts.out_nhwc ? concat_channels_nhwc(ops)
+                              : concat(ops, node_axis(node), node_attrs<AxisAttrs>(node).broadcast_batch);
     case OpKind::kFlatten: return flatten(take0(), node_axis(node));
     case OpKind::kReshape: {
       ReshapeAttrs attrs = std::get<ReshapeAttrs>(node.attrs);

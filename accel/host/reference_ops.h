@@ -102,8 +102,9 @@ Result<Tensor> reduce_mean(const Tensor& x, const ReduceAttrs& attrs);
 // (x - mean) / sqrt(var + epsilon) * scale + bias over the dims from attrs.axis on; bias may be null.
 Result<Tensor> layer_norm(const Tensor& x, const Tensor& scale, const Tensor* bias, const LayerNormAttrs& attrs);
 
-// Concatenation along `axis` (negative counts from the end).
-Result<Tensor> concat(const std::vector<const Tensor*>& inputs, int axis);
+// Concatenation along `axis` (negative counts from the end); with broadcast_batch, inputs whose
+// dim 0 is 1 repeat along dim 0 (AxisAttrs::broadcast_batch).
+Result<Tensor> concat(const std::vector<const Tensor*>& inputs, int axis, bool broadcast_batch = false);
 Result<Tensor> flatten(Tensor x, int axis);
 Result<Tensor> reshape(Tensor x, const ReshapeAttrs& attrs);
 

@@ -84,8 +84,11 @@ class GraphImport {
   Status add_node(const tessera::onnx::NodeProto& node) {
     if (node.op_type() == "Constant") return add_constant_node(node);
     if (node.op_type() == "Shape") {
-      auto it = context_.shapes.find(node.input_size() == 1 ? node.input(0) : std::string());
-      if (it != context_.shapes.end()) return fold_shape(node, it->second);
+      const std::string in = node.input_size() == 1 ? node.input(0) : std::string();
+      if (auto it = context_.shapes.find(in); it != context_.shapes.end()) return fold_shape(node, it->second, true);
+      if (auto it = context_.constants.find(in); it != context_.constants.end()) {
+        return fold_shape(node, Shape(it->second->dims().begin(), it->second->dims().end()), false);
+      }
     }
     if (onnx_import::is_foldable(node.op_type()) && all_constant(node)) return fold(node);
     const size_t first = graph_.nodes.size();
@@ -121,6 +124,11 @@ class GraphImport {
       return Status::unimplemented(onnx_import::describe_node(node) +
                                    ": only Constant nodes with a tensor 'value' are supported");
     }
+    if (value->t().data_type() == TensorProto::BOOL) {  // masks: read by folding, as 0 and 1
+      TESSERA_ASSIGN_OR_RETURN(onnx_import::ConstValue v,
+                               onnx_import::decode_const(value->t(), onnx_import::describe_node(node)));
+      return store(node.output(0), std::move(v));
+    }
     TESSERA_ASSIGN_OR_RETURN(Tensor t, onnx_import::to_float_tensor(value->t(), onnx_import::describe_node(node)));
     graph_.constants[node.output(0)] = std::move(t);
     context_.constants[node.output(0)] = &value->t();
@@ -134,9 +142,10 @@ class GraphImport {
     return node.input_size() > 0 && node.output_size() == 1;
   }
 
-  Status fold_shape(const tessera::onnx::NodeProto& node, const Shape& shape) {
+  // Shape of an activation (`activation`: its dims may follow a dynamic input dim) or a constant.
+  Status fold_shape(const tessera::onnx::NodeProto& node, const Shape& shape, bool activation) {
     const std::string where = onnx_import::describe_node(node);
-    if (dynamic_) {
+    if (activation && dynamic_) {
       return Status::unimplemented(where + ": the shape of '" + node.input(0) +
                                    "' depends on a dynamic input dim; export with a static input shape "
                                    "(no dynamic_axes) so shape arithmetic folds at load");

@@ -325,12 +325,26 @@ Status convert_node(const NodeProto& node, const ImportContext& context, Graph& 
         describe_node(node) + ": operator " + node.op_type() +
         " is not supported by Tessera; nearest supported rewrite: " + rewrite_hint(node.op_type()));
   }
-  TESSERA_RETURN_IF_ERROR(expect_single_output(node, attrs));
+  // Dropout's mask output is dropped (inference: no reader may use it; one that does is refused
+  // by validation, naming it).
+  if (node.op_type() != "Dropout") TESSERA_RETURN_IF_ERROR(expect_single_output(node, attrs));
   Node out;
   out.name = node.name().empty() ? node.output(0) : node.name();
   out.inputs.assign(node.input().begin(), node.input().end());
   out.outputs = {node.output(0)};
   TESSERA_RETURN_IF_ERROR(it->second(node, attrs, context, out));
+  if (out.op == OpKind::kConcat && context.batch_of_one) {
+    // A batch-of-one export's constants concatenated with activations (ViT's class token) repeat
+    // along the batch, so the model runs at any batch.
+    auto& concat = std::get<AxisAttrs>(out.attrs);
+    for (const std::string& in : out.inputs) {
+      auto c = context.constants.find(in);
+      if (c != context.constants.end() && c->second->dims_size() > 1 && c->second->dims(0) == 1) {
+        const int rank = c->second->dims_size();
+        concat.broadcast_batch = concat.axis != 0 && concat.axis != -rank;
+      }
+    }
+  }
   graph.nodes.push_back(std::move(out));
   return Status::ok();
 }

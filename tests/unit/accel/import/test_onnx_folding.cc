@@ -81,6 +81,23 @@ TEST(OnnxFolding, ShapeArithmeticFoldsIntoReshapeTargets) {
   }
 }
 
+// ViT's class token: a batch-1 export folds its Expand to [1, 1, D]; concatenated with the
+// tokens of a batch of 2 it repeats per image.
+TEST(OnnxFolding, BatchOfOneConstantsInConcatRepeatAlongTheBatch) {
+  ModelBuilder b;
+  b.static_batch().input("x", {1, 2, 3}).output("y");
+  b.initializer("token", {1, 1, 3}, {7, 8, 9});
+  ModelBuilder::integer(b.node("Concat", {"token", "x"}, {"y"}), "axis", 1);
+  auto graph = b.import();
+  ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
+  EXPECT_TRUE(std::get<AxisAttrs>(graph->nodes[0].attrs).broadcast_batch);
+  Tensor x(Shape{2, 2, 3});
+  for (size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>(i);
+  const Tensor y = run_one(*graph, x);
+  ASSERT_EQ(y.shape, (Shape{2, 3, 3}));
+  EXPECT_EQ(y.data, (std::vector<float>{7, 8, 9, 0, 1, 2, 3, 4, 5, 7, 8, 9, 6, 7, 8, 9, 10, 11}));
+}
+
 // Constant-only subgraphs of every foldable kind become one constant operand.
 TEST(OnnxFolding, RangeWhereExpandConstantOfShapeCastSliceScatterFold) {
   ModelBuilder b;
