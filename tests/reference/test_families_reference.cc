@@ -4,8 +4,8 @@
 //  - fp32: the 4 reference images one at a time (the export's batch), max relative error against
 //    PyTorch's logits <= 1e-4
 //    (max_i |tessera_i - torch_i| / max_j |torch_j|, as the zoo tests);
-//  - int8 (emulated fabric, calibrated on the same 4 images, one at a time): cosine of the logits against
-//    PyTorch's >= a per-family floor, and top-1 agreement reported (random-weight networks have
+//  - int8 (emulated fabric, calibrated on the same 4 images, one at a time): cosine of the logits
+//    against PyTorch's >= 0.995, and top-1 agreement reported (random-weight networks have
 //    near-flat logits, so top-1 alone says little: the floor is on the cosine).
 // A binary runs the families of TESSERA_FAMILY_LIST (the default set or the large one: CMakeLists.txt).
 #include <gtest/gtest.h>
@@ -16,7 +16,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 #include <unistd.h>
@@ -121,19 +120,10 @@ Agreement compare(const std::vector<std::vector<float>>& rows, const std::vector
   return a;
 }
 
-// The int8 cosine floor of a family: 0.95 as the zoo's CNNs, lower where int8 activations
-// between many host ops (the transformers' LayerNorm/GELU/attention, squeeze-and-excitation
-// gates) compound; the measured values are in the report's table.
-double int8_cosine_floor(const std::string& family) {
-  static const std::map<std::string, double> floors = {
-      {"convnext_tiny", 0.80},      {"swin_t", 0.80},
-      {"vit_b_16", 0.80},           {"efficientnet_b0", 0.90},
-      {"efficientnet_v2_s", 0.90},  {"mobilenet_v3_large", 0.90},
-      {"mobilenet_v3_small", 0.90}, {"regnet_y_400mf", 0.90},
-  };
-  auto it = floors.find(family);
-  return it == floors.end() ? 0.95 : it->second;
-}
+// The int8 floor on the cosine of the logits against PyTorch's. Measured (this report):
+// 0.9998 to 1.0 in every family at every opset; most modern families run mostly on the host (in
+// fp32) while the partition is a prefix of the graph.
+constexpr double kInt8CosineFloor = 0.995;
 
 // The images one at a time, the batch the files were exported with: a batch-of-one export may
 // bake its batch into shape constants past where the importer rewrites it (ViT's attention
@@ -200,7 +190,7 @@ TEST_P(Family, Int8AgreesWithFp32) {
               c.opset, a.cosine, a.same_top1, rows->size(), summary.c_str());
   RecordProperty("cosine", std::to_string(a.cosine));
   RecordProperty("top1_agreement", std::to_string(a.same_top1));
-  EXPECT_GE(a.cosine, int8_cosine_floor(c.family));
+  EXPECT_GE(a.cosine, kInt8CosineFloor);
   std::filesystem::remove_all(dir);
 }
 

@@ -15,6 +15,9 @@
 namespace tessera {
 namespace {
 
+using tessera::onnx::AttributeProto;
+using tessera::onnx::NodeProto;
+using tessera::onnx::TensorProto;
 using testing::ModelBuilder;
 
 TensorProto* int64_constant(ModelBuilder& b, const std::string& name, const std::vector<int64_t>& dims,

@@ -122,7 +122,7 @@ TEST(OnnxImporter, PoolingGemmBatchNormLrnAttributes) {
   NodeProto* bn = b.node("BatchNormalization", {"l", "s", "bb", "m", "v"}, {"n"});
   ModelBuilder::real(bn, "epsilon", 1e-3f);
   b.node("Flatten", {"n"}, {"f"});
-  b.initializer("gw", {4, 27}, std::vector<float>(4 * 27, 0.1f));
+  b.initializer("gw", {4, 75}, std::vector<float>(4 * 75, 0.1f));  // the import infers shapes: 3 x 5 x 5
   NodeProto* gemm = b.node("Gemm", {"f", "gw"}, {"y"});
   ModelBuilder::integer(gemm, "transB", 1);
   ModelBuilder::real(gemm, "alpha", 0.5f);
