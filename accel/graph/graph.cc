@@ -26,6 +26,21 @@ const char* op_kind_name(OpKind op) {
     case OpKind::kLrn: return "LRN";
     case OpKind::kSoftmax: return "Softmax";
     case OpKind::kIdentity: return "Identity";
+    case OpKind::kSub: return "Sub";
+    case OpKind::kDiv: return "Div";
+    case OpKind::kPow: return "Pow";
+    case OpKind::kSigmoid: return "Sigmoid";
+    case OpKind::kHardSigmoid: return "HardSigmoid";
+    case OpKind::kHardSwish: return "HardSwish";
+    case OpKind::kSqrt: return "Sqrt";
+    case OpKind::kErf: return "Erf";
+    case OpKind::kGelu: return "Gelu";
+    case OpKind::kTranspose: return "Transpose";
+    case OpKind::kSlice: return "Slice";
+    case OpKind::kGather: return "Gather";
+    case OpKind::kPad: return "Pad";
+    case OpKind::kReduceMean: return "ReduceMean";
+    case OpKind::kLayerNorm: return "LayerNormalization";
   }
   return "Unknown";
 }

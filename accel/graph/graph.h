@@ -31,6 +31,23 @@ enum class OpKind {
   kLrn,
   kSoftmax,
   kIdentity,
+  // Elementwise (numpy broadcasting for the binary ones).
+  kSub,
+  kDiv,
+  kPow,
+  kSigmoid,
+  kHardSigmoid,
+  kHardSwish,
+  kSqrt,
+  kErf,
+  kGelu,  // x * 0.5 * (1 + erf(x / sqrt(2))): the importer's fusion of the exporter's Erf chain
+  // Layout and selection.
+  kTranspose,
+  kSlice,
+  kGather,
+  kPad,
+  kReduceMean,
+  kLayerNorm,  // ONNX LayerNormalization (opset 17), or the importer's fusion of its opset-13 chain
 };
 
 const char* op_kind_name(OpKind op);
@@ -85,6 +102,9 @@ struct BatchNormAttrs {
 // input rank is known; may be negative otherwise).
 struct AxisAttrs {
   int axis = 1;
+  // Concat only: operands whose dim 0 is 1 repeat along dim 0 to the others' (a batch-of-one
+  // export's constants, such as ViT's class token, folded at batch 1; the importer sets it).
+  bool broadcast_batch = false;
 };
 
 // Target shape with ONNX semantics: 0 copies the input dim (unless allow_zero), -1 is inferred.
@@ -93,8 +113,52 @@ struct ReshapeAttrs {
   bool allow_zero = false;
 };
 
+// HardSigmoid: max(0, min(1, alpha * x + beta)).
+struct HardSigmoidAttrs {
+  float alpha = 0.2f;
+  float beta = 0.5f;
+};
+
+// Transpose: output dim i is input dim perm[i].
+struct TransposeAttrs {
+  std::vector<int> perm;
+};
+
+// Slice with ONNX semantics on constant bounds: for each listed axis, start/end clamped to the
+// dim (negative counts from the end), step != 0.
+struct SliceAttrs {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+
+// Gather along `axis` with constant indices (negative counts from the end of the dim); the
+// output is x's shape with dim `axis` replaced by the indices' shape (a scalar index drops it).
+struct GatherAttrs {
+  int axis = 0;
+  std::vector<int64_t> indices;
+  Shape indices_shape;
+};
+
+// Constant padding: pads[i] before and pads[rank + i] after dim i (ONNX order), >= 0.
+struct PadAttrs {
+  std::vector<int64_t> pads;
+  float value = 0.0f;
+};
+
+// ReduceMean over `axes` (empty: all dims; negative counts from the end).
+struct ReduceAttrs {
+  std::vector<int> axes;
+  bool keep_dims = true;
+};
+
+// LayerNormalization: normalised over dims [axis, rank), then * scale + bias (operands 1, 2).
+struct LayerNormAttrs {
+  int axis = -1;
+  float epsilon = 1e-5f;
+};
+
 using NodeAttrs = std::variant<std::monostate, ConvAttrs, PoolAttrs, GemmAttrs, ClipAttrs, LrnAttrs, BatchNormAttrs,
-                               AxisAttrs, ReshapeAttrs>;
+                               AxisAttrs, ReshapeAttrs, HardSigmoidAttrs, TransposeAttrs, SliceAttrs, GatherAttrs,
+                               PadAttrs, ReduceAttrs, LayerNormAttrs>;
 
 // One operator. `inputs` name activations or constants (weights); an empty name is an omitted
 // optional input. Operand order follows ONNX (Conv: X, W[, B]; BatchNorm: X, scale, B, mean, var;

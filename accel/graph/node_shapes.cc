@@ -38,11 +38,27 @@ Status check_attrs(const Node& node) {
         }
       }
       return need(std::holds_alternative<ClipAttrs>(node.attrs), true, "ClipAttrs");
+    case OpKind::kHardSigmoid:
+      return need(std::holds_alternative<HardSigmoidAttrs>(node.attrs), true, "HardSigmoidAttrs");
+    case OpKind::kTranspose: return need(std::holds_alternative<TransposeAttrs>(node.attrs), false, "TransposeAttrs");
+    case OpKind::kSlice: return need(std::holds_alternative<SliceAttrs>(node.attrs), false, "SliceAttrs");
+    case OpKind::kGather: return need(std::holds_alternative<GatherAttrs>(node.attrs), false, "GatherAttrs");
+    case OpKind::kPad: return need(std::holds_alternative<PadAttrs>(node.attrs), false, "PadAttrs");
+    case OpKind::kReduceMean: return need(std::holds_alternative<ReduceAttrs>(node.attrs), true, "ReduceAttrs");
+    case OpKind::kLayerNorm: return need(std::holds_alternative<LayerNormAttrs>(node.attrs), true, "LayerNormAttrs");
     case OpKind::kRelu:
     case OpKind::kGlobalAveragePool:
     case OpKind::kMatMul:
     case OpKind::kAdd:
     case OpKind::kMul:
+    case OpKind::kSub:
+    case OpKind::kDiv:
+    case OpKind::kPow:
+    case OpKind::kSigmoid:
+    case OpKind::kHardSwish:
+    case OpKind::kSqrt:
+    case OpKind::kErf:
+    case OpKind::kGelu:
     case OpKind::kIdentity:
       if (!none) return Status::invalid_argument("takes no attributes");
       return Status::ok();
@@ -70,7 +86,11 @@ OperandCount op_operand_count(OpKind op) {
     case OpKind::kClip: return {1, 3};
     case OpKind::kMatMul:
     case OpKind::kAdd:
-    case OpKind::kMul: return {2, 2};
+    case OpKind::kMul:
+    case OpKind::kSub:
+    case OpKind::kDiv:
+    case OpKind::kPow: return {2, 2};
+    case OpKind::kLayerNorm: return {2, 3};
     case OpKind::kConcat: return {1, -1};
     case OpKind::kReshape: return {1, 2};  // the shape operand, if kept, is carried by attrs
     case OpKind::kBatchNorm: return {5, 5};
@@ -125,6 +145,12 @@ Result<Shape> node_output_shape(const Node& node, const std::vector<const Shape*
     case OpKind::kConv: return conv_output_shape(x, *operands[1], opt(2), std::get<ConvAttrs>(node.attrs));
     case OpKind::kRelu:
     case OpKind::kClip:
+    case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+    case OpKind::kSqrt:
+    case OpKind::kErf:
+    case OpKind::kGelu:
     case OpKind::kIdentity: return x;
     case OpKind::kMaxPool:
     case OpKind::kAveragePool: return pool_output_shape(x, std::get<PoolAttrs>(node.attrs));
@@ -132,12 +158,21 @@ Result<Shape> node_output_shape(const Node& node, const std::vector<const Shape*
     case OpKind::kGemm: return gemm_output_shape(x, *operands[1], opt(2), node_attrs<GemmAttrs>(node));
     case OpKind::kMatMul: return matmul_output_shape(x, *operands[1]);
     case OpKind::kAdd:
-    case OpKind::kMul: return broadcast_shape(x, *operands[1]);
+    case OpKind::kMul:
+    case OpKind::kSub:
+    case OpKind::kDiv:
+    case OpKind::kPow: return broadcast_shape(x, *operands[1]);
+    case OpKind::kTranspose: return transpose_output_shape(x, std::get<TransposeAttrs>(node.attrs).perm);
+    case OpKind::kSlice: return slice_output_shape(x, std::get<SliceAttrs>(node.attrs));
+    case OpKind::kGather: return gather_output_shape(x, std::get<GatherAttrs>(node.attrs));
+    case OpKind::kPad: return pad_output_shape(x, std::get<PadAttrs>(node.attrs));
+    case OpKind::kReduceMean: return reduce_output_shape(x, node_attrs<ReduceAttrs>(node));
+    case OpKind::kLayerNorm: return layer_norm_output_shape(x, *operands[1], opt(2), node_attrs<LayerNormAttrs>(node));
     case OpKind::kConcat: {
       std::vector<Shape> shapes;
       shapes.reserve(operands.size());
       for (const Shape* s : operands) shapes.push_back(*s);
-      return concat_output_shape(shapes, node_axis(node));
+      return concat_output_shape(shapes, node_axis(node), node_attrs<AxisAttrs>(node).broadcast_batch);
     }
     case OpKind::kFlatten: return flatten_output_shape(x, node_axis(node));
     case OpKind::kReshape: return reshape_output_shape(x, std::get<ReshapeAttrs>(node.attrs));

@@ -167,15 +167,21 @@ Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
   return out;
 }
 
-Result<Shape> concat_output_shape(const std::vector<Shape>& inputs, int axis) {
+Result<Shape> concat_output_shape(const std::vector<Shape>& inputs, int axis, bool broadcast_batch) {
   if (inputs.empty()) return invalid("needs at least one input");
   const Shape& first = inputs[0];
   TESSERA_ASSIGN_OR_RETURN(const int ax, normalize_axis(axis, rank_of(first)));
   Shape out = first;
   out[ax] = 0;
+  const bool repeat = broadcast_batch && ax != 0;
+  for (const Shape& s : inputs) {
+    if (repeat && !s.empty() && !out.empty()) out[0] = std::max(out[0], s[0]);
+  }
   for (const Shape& s : inputs) {
     bool fits = s.size() == first.size();
-    for (size_t i = 0; fits && i < s.size(); ++i) fits = static_cast<int>(i) == ax || s[i] == first[i];
+    for (size_t i = 0; fits && i < s.size(); ++i) {
+      fits = static_cast<int>(i) == ax || s[i] == first[i] || (repeat && i == 0 && (s[0] == 1 || s[0] == out[0]));
+    }
     if (!fits) {
       return invalid("inputs " + str(first) + " and " + str(s) + " differ outside axis " + std::to_string(ax));
     }

@@ -44,7 +44,8 @@ Result<Shape> matmul_output_shape(const Shape& a, const Shape& b);
 // Numpy multidirectional broadcasting (Add, Mul).
 Result<Shape> broadcast_shape(const Shape& a, const Shape& b);
 
-Result<Shape> concat_output_shape(const std::vector<Shape>& inputs, int axis);
+// Concat; with broadcast_batch (axis != 0), an input whose dim 0 is 1 counts as the largest dim 0.
+Result<Shape> concat_output_shape(const std::vector<Shape>& inputs, int axis, bool broadcast_batch = false);
 
 // Flatten: [prod(dims before axis), prod(dims from axis)].
 Result<Shape> flatten_output_shape(const Shape& x, int axis);
@@ -61,6 +62,33 @@ Result<Shape> lrn_output_shape(const Shape& x, const LrnAttrs& attrs);
 
 // Softmax along one axis of x (rank >= 1).
 Result<Shape> softmax_output_shape(const Shape& x, int axis);
+
+// ---- Layout, selection and normalisation (tensor_op_shapes.cc) ----
+
+// Transpose: perm must be a permutation of [0, rank).
+Result<Shape> transpose_output_shape(const Shape& x, const std::vector<int>& perm);
+
+// Slice resolved on a shape: per dim of x, the first index, the step and the count taken.
+struct SliceWindow {
+  std::vector<int64_t> start, step, count;
+};
+Result<SliceWindow> slice_window(const Shape& x, const SliceAttrs& attrs);
+Result<Shape> slice_output_shape(const Shape& x, const SliceAttrs& attrs);
+
+// Gather with constant indices, each inside [-dim, dim).
+Result<Shape> gather_output_shape(const Shape& x, const GatherAttrs& attrs);
+
+// Constant Pad: 2 * rank non-negative pads.
+Result<Shape> pad_output_shape(const Shape& x, const PadAttrs& attrs);
+
+// ReduceMean: the reduced dims kept as 1 (keep_dims) or dropped; axes in range, no repeats.
+Result<Shape> reduce_output_shape(const Shape& x, const ReduceAttrs& attrs);
+// The reduced axes made non-negative and sorted (all dims when attrs.axes is empty).
+Result<std::vector<int>> reduce_axes(const Shape& x, const ReduceAttrs& attrs);
+
+// LayerNormalization: scale (and bias, when given) must have x's trailing dims from axis on.
+Result<Shape> layer_norm_output_shape(const Shape& x, const Shape& scale, const Shape* bias,
+                                      const LayerNormAttrs& attrs);
 
 // ---- Node-level rules (shared by validate_graph, infer_shapes and the reference executor) ----
 

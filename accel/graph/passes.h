@@ -22,4 +22,14 @@ int fold_constant_identities(Graph& graph);
 // g = scale / sqrt(var + eps). Returns how many were folded.
 Result<int> fold_batch_norm(Graph& graph);
 
+// Replaces each exporter's LayerNorm chain (opsets below 17: ReduceMean, Sub, Pow 2, ReduceMean,
+// Add epsilon, Sqrt, Div, and an optional Mul by a constant scale and Add of a constant bias) over
+// trailing dims by one LayerNormalization node; intermediate results read elsewhere keep the chain.
+// Returns how many were fused.
+Result<int> fuse_layer_norm(Graph& graph);
+
+// Replaces each exporter's exact-GELU chain (Div by sqrt(2) or Mul by 1/sqrt(2), Erf, Add 1,
+// Mul by the input, Mul by 0.5, the two Muls in either order) by one Gelu node. Returns how many.
+Result<int> fuse_gelu(Graph& graph);
+
 }  // namespace tessera

@@ -26,7 +26,10 @@ class NodeCheck {
         return batched(0) && shape(0).size() == out_.size() &&
                (broadcasts(1) || (!activation(1) && shape(1).size() <= 2));
       case OpKind::kAdd:
-      case OpKind::kMul: return (activation(0) || activation(1)) && broadcasts(0) && broadcasts(1);
+      case OpKind::kMul:
+      case OpKind::kSub:
+      case OpKind::kDiv:
+      case OpKind::kPow: return (activation(0) || activation(1)) && broadcasts(0) && broadcasts(1);
       case OpKind::kConcat:
         for (size_t i = 0; i < node_.inputs.size(); ++i) {
           if (!batched(i)) return false;
@@ -34,6 +37,19 @@ class NodeCheck {
         return axis_not_zero();
       case OpKind::kSoftmax:
       case OpKind::kFlatten: return batched(0) && axis_not_zero();
+      case OpKind::kTranspose: return batched(0) && std::get<TransposeAttrs>(node_.attrs).perm.front() == 0;
+      case OpKind::kSlice: return batched(0) && !touches_axis0(std::get<SliceAttrs>(node_.attrs).axes, true);
+      case OpKind::kGather: return batched(0) && nonzero(std::get<GatherAttrs>(node_.attrs).axis);
+      case OpKind::kPad: {
+        const auto& pads = std::get<PadAttrs>(node_.attrs).pads;
+        return batched(0) && pads.front() == 0 && pads[pads.size() / 2] == 0;
+      }
+      case OpKind::kReduceMean: {
+        const auto& axes = node_attrs<ReduceAttrs>(node_).axes;
+        return batched(0) && !axes.empty() && !touches_axis0(std::vector<int64_t>(axes.begin(), axes.end()), false);
+      }
+      case OpKind::kLayerNorm:
+        return batched(0) && parameter(1) && parameter(2) && nonzero(node_attrs<LayerNormAttrs>(node_).axis);
       default: return batched(0);  // unary ops, pools, LRN, Reshape keeping dim 0
     }
   }
@@ -56,6 +72,17 @@ class NodeCheck {
     const Shape& s = shape(i);
     if (activation(i)) return s.size() == out_.size() && s[0] == batch_;
     return s.size() < out_.size() || s[0] == 1;
+  }
+  // Whether a listed axis is dim 0; an empty list counts as touching it when `empty_is_all`
+  // (Slice's default axes start at 0).
+  bool touches_axis0(const std::vector<int64_t>& axes, bool empty_is_all) const {
+    if (axes.empty()) return empty_is_all;
+    const auto rank = static_cast<int64_t>(shape(0).size());
+    return std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return a == 0 || a == -rank; });
+  }
+  bool nonzero(int axis) const {
+    auto a = normalize_axis(axis, static_cast<int>(shape(0).size()));
+    return a && *a != 0;
   }
   bool axis_not_zero() const {
     auto axis = normalize_axis(node_axis(node_), static_cast<int>(shape(0).size()), node_.op == OpKind::kFlatten);

@@ -1,5 +1,6 @@
-// Reference Relu, Clip, Identity, and the broadcasting binary ops Add and Mul.
+// Reference Relu, Clip, Identity, and the broadcasting binary ops Add, Mul, Sub, Div and Pow.
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "accel/graph/op_shapes.h"
@@ -105,6 +106,21 @@ Result<Tensor> add(const Tensor& a, const Tensor& b, const Activation& activatio
 
 Result<Tensor> mul(const Tensor& a, const Tensor& b) {
   return broadcast_binary(a, b, [](float u, float v) { return u * v; });
+}
+
+Result<Tensor> sub(const Tensor& a, const Tensor& b) {
+  return broadcast_binary(a, b, [](float u, float v) { return u - v; });
+}
+
+Result<Tensor> div(const Tensor& a, const Tensor& b) {
+  return broadcast_binary(a, b, [](float u, float v) { return u / v; });
+}
+
+Result<Tensor> pow(const Tensor& a, const Tensor& b) {
+  if (b.elements() == 1 && b.data[0] == 2.0f) {
+    return broadcast_binary(a, b, [](float u, float) { return u * u; });
+  }
+  return broadcast_binary(a, b, [](float u, float v) { return std::pow(u, v); });
 }
 
 }  // namespace tessera::host

@@ -140,7 +140,11 @@ Layouts node_layouts(const Node& node, const std::vector<const Tensor*>& ops, co
       break;
     case OpKind::kRelu:
     case OpKind::kClip:
-    case OpKind::kIdentity: return {true, is(0)};
+    case OpKind::kSigmoid:
+    case OpKind::kHardSigmoid:
+    case OpKind::kHardSwish:
+    case OpKind::kGelu:
+    case OpKind::kIdentity: return {true, is(0)};  // elementwise: any order
     case OpKind::kAdd:
       if (all && ops.size() == 2 && ops[0]->shape == ops[1]->shape) return {true, true};
       break;
@@ -208,7 +212,9 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
     case OpKind::kMatMul: return matmul(*ops[0], *ops[1]);
     case OpKind::kAdd: return add(*ops[0], *ops[1], activation);
     case OpKind::kMul: return mul(*ops[0], *ops[1]);
-    case OpKind::kConcat: return layouts.out_nhwc ? concat_channels_nhwc(ops) : concat(ops, node_axis(node));
+    case OpKind::kConcat:
+      return layouts.out_nhwc ? concat_channels_nhwc(ops)
+                              : concat(ops, node_axis(node), node_attrs<AxisAttrs>(node).broadcast_batch);
     case OpKind::kFlatten: return flatten(take0(), node_axis(node));
     case OpKind::kReshape: {
       ReshapeAttrs attrs = std::get<ReshapeAttrs>(node.attrs);
@@ -223,6 +229,21 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
       return batch_norm(*ops[0], *ops[1], *ops[2], *ops[3], *ops[4], node_attrs<BatchNormAttrs>(node));
     case OpKind::kLrn: return lrn(*ops[0], node_attrs<LrnAttrs>(node));
     case OpKind::kSoftmax: return softmax(*ops[0], node_axis(node));
+    case OpKind::kSub: return sub(*ops[0], *ops[1]);
+    case OpKind::kDiv: return div(*ops[0], *ops[1]);
+    case OpKind::kPow: return pow(*ops[0], *ops[1]);
+    case OpKind::kSigmoid: return sigmoid(take0());
+    case OpKind::kHardSigmoid: return hard_sigmoid(take0(), node_attrs<HardSigmoidAttrs>(node));
+    case OpKind::kHardSwish: return hard_swish(take0());
+    case OpKind::kSqrt: return square_root(take0());
+    case OpKind::kErf: return erf(take0());
+    case OpKind::kGelu: return gelu(take0());
+    case OpKind::kTranspose: return transpose(*ops[0], std::get<TransposeAttrs>(node.attrs).perm);
+    case OpKind::kSlice: return slice(*ops[0], std::get<SliceAttrs>(node.attrs));
+    case OpKind::kGather: return gather(*ops[0], std::get<GatherAttrs>(node.attrs));
+    case OpKind::kPad: return pad(*ops[0], std::get<PadAttrs>(node.attrs));
+    case OpKind::kReduceMean: return reduce_mean(*ops[0], node_attrs<ReduceAttrs>(node));
+    case OpKind::kLayerNorm: return layer_norm(*ops[0], *ops[1], opt(2), node_attrs<LayerNormAttrs>(node));
   }
   return Status::unimplemented("no reference kernel");
 }

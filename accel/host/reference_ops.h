@@ -78,9 +78,33 @@ Result<Tensor> matmul(const Tensor& a, const Tensor& b);
 // Elementwise with numpy broadcasting; add applies `activation` to its result (fused Relu).
 Result<Tensor> add(const Tensor& a, const Tensor& b, const Activation& activation = {});
 Result<Tensor> mul(const Tensor& a, const Tensor& b);
+Result<Tensor> sub(const Tensor& a, const Tensor& b);
+Result<Tensor> div(const Tensor& a, const Tensor& b);
+// a ** b; an exponent of exactly 2 is a * a.
+Result<Tensor> pow(const Tensor& a, const Tensor& b);
 
-// Concatenation along `axis` (negative counts from the end).
-Result<Tensor> concat(const std::vector<const Tensor*>& inputs, int axis);
+// ---- Elementwise functions (reference_unary.cc), in place on x's storage ----
+Result<Tensor> sigmoid(Tensor x);
+Result<Tensor> hard_sigmoid(Tensor x, const HardSigmoidAttrs& attrs);
+// x * hard_sigmoid(x) with alpha 1/6, beta 1/2 (ONNX HardSwish, PyTorch's hardswish).
+Result<Tensor> hard_swish(Tensor x);
+Result<Tensor> square_root(Tensor x);
+Result<Tensor> erf(Tensor x);
+// The exact (erf) GELU: x / 2 * (1 + erf(x / sqrt(2))).
+Result<Tensor> gelu(Tensor x);
+
+// ---- Layout, selection, reduction, normalisation (reference_tensor_ops.cc) ----
+Result<Tensor> transpose(const Tensor& x, const std::vector<int>& perm);
+Result<Tensor> slice(const Tensor& x, const SliceAttrs& attrs);
+Result<Tensor> gather(const Tensor& x, const GatherAttrs& attrs);
+Result<Tensor> pad(const Tensor& x, const PadAttrs& attrs);
+Result<Tensor> reduce_mean(const Tensor& x, const ReduceAttrs& attrs);
+// (x - mean) / sqrt(var + epsilon) * scale + bias over the dims from attrs.axis on; bias may be null.
+Result<Tensor> layer_norm(const Tensor& x, const Tensor& scale, const Tensor* bias, const LayerNormAttrs& attrs);
+
+// Concatenation along `axis` (negative counts from the end); with broadcast_batch, inputs whose
+// dim 0 is 1 repeat along dim 0 (AxisAttrs::broadcast_batch).
+Result<Tensor> concat(const std::vector<const Tensor*>& inputs, int axis, bool broadcast_batch = false);
 Result<Tensor> flatten(Tensor x, int axis);
 Result<Tensor> reshape(Tensor x, const ReshapeAttrs& attrs);
 

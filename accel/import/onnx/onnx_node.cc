@@ -1,69 +1,49 @@
 #include "accel/import/onnx/onnx_node.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 
+#include "accel/import/onnx/onnx_converters.h"
+#include "accel/import/onnx/onnx_importer.h"
 #include "accel/import/onnx/onnx_tensor.h"
 
 namespace tessera::onnx_import {
+
+Status expect_inputs(const NodeProto& node, const Attributes& attrs, int min, int max) {
+  const int n = node.input_size();
+  if (n < min || n > max) {
+    return attrs.error("has " + std::to_string(n) + " inputs, expected " +
+                       (min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max)));
+  }
+  if (node.input(0).empty()) return attrs.error("its first input is missing");
+  return Status::ok();
+}
+
+Status expect_single_output(const NodeProto& node, const Attributes& attrs) {
+  if (node.output_size() < 1 || node.output(0).empty()) return attrs.error("has no output");
+  for (int i = 1; i < node.output_size(); ++i) {
+    if (!node.output(i).empty()) {
+      return attrs.unsupported("output " + std::to_string(i) + " ('" + node.output(i) +
+                               "') is not supported; only inference-mode outputs are");
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::vector<int64_t>> constant_ints(const NodeProto& node, int index, const ImportContext& ctx,
+                                           const Attributes& attrs, const std::string& what) {
+  if (node.input_size() <= index || node.input(index).empty()) return attrs.error(what + " is missing");
+  auto it = ctx.constants.find(node.input(index));
+  if (it == ctx.constants.end()) {
+    return attrs.unsupported(what + " ('" + node.input(index) + "') must be known at load (a constant)");
+  }
+  return to_int64_values(*it->second, describe_node(node) + " " + what);
+}
+
 namespace {
 
-using tessera::onnx::AttributeProto;
 using tessera::onnx::NodeProto;
-
-// Typed access to a node's attributes; every error names the node and the attribute.
-class Attributes {
- public:
-  explicit Attributes(const NodeProto& node) : where_(describe_node(node)) {
-    for (const AttributeProto& a : node.attribute()) by_name_[a.name()] = &a;
-  }
-
-  bool has(const std::string& name) const { return by_name_.count(name) != 0; }
-
-  Result<int64_t> integer(const std::string& name, int64_t fallback) const {
-    const AttributeProto* a = find(name);
-    if (!a) return fallback;
-    if (a->type() != AttributeProto::INT) return wrong_type(name, "an int");
-    return a->i();
-  }
-
-  Result<float> real(const std::string& name, float fallback) const {
-    const AttributeProto* a = find(name);
-    if (!a) return fallback;
-    if (a->type() != AttributeProto::FLOAT) return wrong_type(name, "a float");
-    return a->f();
-  }
-
-  Result<std::vector<int64_t>> integers(const std::string& name) const {
-    const AttributeProto* a = find(name);
-    if (!a) return std::vector<int64_t>{};
-    if (a->type() != AttributeProto::INTS) return wrong_type(name, "a list of ints");
-    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
-  }
-
-  Result<std::string> text(const std::string& name, const std::string& fallback) const {
-    const AttributeProto* a = find(name);
-    if (!a) return fallback;
-    if (a->type() != AttributeProto::STRING) return wrong_type(name, "a string");
-    return a->s();
-  }
-
-  const AttributeProto* find(const std::string& name) const {
-    auto it = by_name_.find(name);
-    return it == by_name_.end() ? nullptr : it->second;
-  }
-
-  Status error(const std::string& what) const { return Status::invalid_argument(where_ + ": " + what); }
-  Status unsupported(const std::string& what) const { return Status::unimplemented(where_ + ": " + what); }
-
- private:
-  Status wrong_type(const std::string& name, const char* expected) const {
-    return error("attribute '" + name + "' must be " + expected);
-  }
-
-  std::string where_;
-  std::map<std::string, const AttributeProto*> by_name_;
-};
 
 // A 2-element spatial attribute (kernel_shape, strides, dilations) with its default.
 Result<std::array<int, 2>> spatial_pair(const Attributes& attrs, const std::string& name, int fallback) {
@@ -101,29 +81,6 @@ Result<std::array<int, 4>> spatial_pads(const Attributes& attrs) {
   return pads;
 }
 
-Status expect_inputs(const NodeProto& node, const Attributes& attrs, int min, int max) {
-  const int n = node.input_size();
-  if (n < min || n > max) {
-    return attrs.error("has " + std::to_string(n) + " inputs, expected " +
-                       (min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max)));
-  }
-  if (node.input(0).empty()) return attrs.error("its first input is missing");
-  return Status::ok();
-}
-
-// Only the first output may be consumed (Dropout's mask, MaxPool's indices, BatchNorm's
-// training statistics are not supported).
-Status expect_single_output(const NodeProto& node, const Attributes& attrs) {
-  if (node.output_size() < 1 || node.output(0).empty()) return attrs.error("has no output");
-  for (int i = 1; i < node.output_size(); ++i) {
-    if (!node.output(i).empty()) {
-      return attrs.unsupported("output " + std::to_string(i) + " ('" + node.output(i) +
-                               "') is not supported; only inference-mode outputs are");
-    }
-  }
-  return Status::ok();
-}
-
 // Reads an optional scalar float operand that must be a constant (Clip's min/max since opset 11).
 Result<float> constant_scalar(const NodeProto& node, int index, float fallback, const ImportContext& ctx,
                               const Attributes& attrs) {
@@ -136,8 +93,6 @@ Result<float> constant_scalar(const NodeProto& node, int index, float fallback, 
   if (t.elements() != 1) return attrs.error("operand '" + node.input(index) + "' must be a scalar");
   return t.data[0];
 }
-
-using Converter = std::function<Status(const NodeProto&, const Attributes&, const ImportContext&, Node&)>;
 
 Status convert_conv(const NodeProto& node, const Attributes& attrs, const ImportContext& ctx, Node& out) {
   TESSERA_RETURN_IF_ERROR(expect_inputs(node, attrs, 2, 3));
@@ -222,6 +177,7 @@ Status convert_reshape(const NodeProto& node, const Attributes& attrs, const Imp
   TESSERA_ASSIGN_OR_RETURN(reshape.shape, to_int64_values(*it->second, describe_node(node)));
   TESSERA_ASSIGN_OR_RETURN(int64_t allow_zero, attrs.integer("allowzero", 0));
   reshape.allow_zero = allow_zero != 0;
+  if (!reshape.allow_zero) keep_batch_dim(node, ctx, reshape.shape);
   out.op = OpKind::kReshape;
   out.attrs = reshape;
   out.inputs.resize(1);
@@ -303,18 +259,48 @@ const std::map<std::string, Converter>& converters(int64_t opset) {
       {"Dropout", convert_dropout},
       {"Identity", plain_op(OpKind::kIdentity, 1, 1)},
   };
-  // Softmax's default axis changed in opset 13 (from 1 with 2-D coercion, to -1).
-  static const std::map<std::string, Converter> before13 = [] {
-    auto m = common;
-    m["Softmax"] = axis_op(OpKind::kSoftmax, 1, 1, false, 1);
-    return m;
+  // Softmax's default axis changed in opset 13 (from 1 with 2-D coercion, to -1); the layout
+  // converters read axes from attributes or operands by opset. One table per opset, built once.
+  static const std::map<int64_t, std::map<std::string, Converter>> by_opset = [] {
+    std::map<int64_t, std::map<std::string, Converter>> tables;
+    for (int64_t v = kMinOnnxOpset; v <= kMaxOnnxOpset; ++v) {
+      auto m = common;
+      m["Softmax"] = axis_op(OpKind::kSoftmax, 1, 1, false, v < 13 ? 1 : -1);
+      add_layout_converters(v, m);
+      tables[v] = std::move(m);
+    }
+    return tables;
   }();
-  static const std::map<std::string, Converter> from13 = [] {
-    auto m = common;
-    m["Softmax"] = axis_op(OpKind::kSoftmax, 1, 1, false, -1);
-    return m;
-  }();
-  return opset < 13 ? before13 : from13;
+  return by_opset.at(std::clamp(opset, kMinOnnxOpset, kMaxOnnxOpset));
+}
+
+// The nearest thing Tessera runs for an operator it does not: a rewrite that exports without it.
+std::string rewrite_hint(const std::string& op) {
+  static const std::map<std::string, std::string> hints = {
+      {"Gelu", "export at opset 17 or lower, where torch writes GELU as the Erf chain Tessera fuses into one op"},
+      {"Tanh", "nn.GELU(approximate='none') if it is a tanh-GELU; otherwise Sigmoid (tanh(x) = 2 sigmoid(2x) - 1)"},
+      {"Resize", "none: Tessera runs classification networks, without upsampling"},
+      {"Upsample", "none: Tessera runs classification networks, without upsampling"},
+      {"ReduceSum", "ReduceMean (the sum divided by the count), e.g. torch.mean instead of torch.sum"},
+      {"ReduceMax", "GlobalMaxPool is not supported either; use average pooling (ReduceMean, GlobalAveragePool)"},
+      {"InstanceNormalization", "BatchNormalization in eval mode, or LayerNormalization"},
+      {"GroupNormalization", "BatchNormalization in eval mode, or LayerNormalization"},
+      {"Einsum", "MatMul with Transpose/Reshape (torch.matmul instead of torch.einsum)"},
+      {"ConvTranspose", "Conv (classification backbones do not need transposed convolutions)"},
+      {"LeakyRelu", "Relu, or Clip"},
+      {"PRelu", "Relu, or Clip"},
+      {"Elu", "Relu"},
+      {"Selu", "Relu"},
+      {"Softplus", "Relu"},
+      {"Mish", "HardSwish or x * Sigmoid(x) (SiLU)"},
+      {"GlobalMaxPool", "GlobalAveragePool, or MaxPool with the map's size as kernel"},
+      {"Expand", "export with a static input shape so the exporter's Expand folds at load"},
+      {"NonZero", "export with a static input shape so the shape arithmetic folds at load"},
+  };
+  auto it = hints.find(op);
+  if (it != hints.end()) return it->second;
+  return "export with a static input shape and constant folding on (shape arithmetic then folds at load), "
+         "or replace it with one of the supported operators";
 }
 
 }  // namespace
@@ -330,18 +316,35 @@ Status convert_node(const NodeProto& node, const ImportContext& context, Graph& 
     return Status::unimplemented(describe_node(node) + ": operators of domain '" + node.domain() +
                                  "' are not supported");
   }
+  Attributes attrs(node);
+  if (node.op_type() == "Split") return convert_split(node, attrs, context, graph);
   const auto& table = converters(context.opset);
   auto it = table.find(node.op_type());
   if (it == table.end()) {
-    return Status::unimplemented(describe_node(node) + ": operator " + node.op_type() + " is not supported by Tessera");
+    return Status::unimplemented(
+        describe_node(node) + ": operator " + node.op_type() +
+        " is not supported by Tessera; nearest supported rewrite: " + rewrite_hint(node.op_type()));
   }
-  Attributes attrs(node);
-  TESSERA_RETURN_IF_ERROR(expect_single_output(node, attrs));
+  // Dropout's mask output is dropped (inference: no reader may use it; one that does is refused
+  // by validation, naming it).
+  if (node.op_type() != "Dropout") TESSERA_RETURN_IF_ERROR(expect_single_output(node, attrs));
   Node out;
   out.name = node.name().empty() ? node.output(0) : node.name();
   out.inputs.assign(node.input().begin(), node.input().end());
   out.outputs = {node.output(0)};
   TESSERA_RETURN_IF_ERROR(it->second(node, attrs, context, out));
+  if (out.op == OpKind::kConcat && context.batch_of_one) {
+    // A batch-of-one export's constants concatenated with activations (ViT's class token) repeat
+    // along the batch, so the model runs at any batch.
+    auto& concat = std::get<AxisAttrs>(out.attrs);
+    for (const std::string& in : out.inputs) {
+      auto c = context.constants.find(in);
+      if (c != context.constants.end() && c->second->dims_size() > 1 && c->second->dims(0) == 1) {
+        const int rank = c->second->dims_size();
+        concat.broadcast_batch = concat.axis != 0 && concat.axis != -rank;
+      }
+    }
+  }
   graph.nodes.push_back(std::move(out));
   return Status::ok();
 }

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "accel/common/status.h"
 #include "accel/graph/graph.h"
@@ -16,6 +17,12 @@ namespace tessera::onnx_import {
 struct ImportContext {
   int64_t opset = 0;
   std::map<std::string, const tessera::onnx::TensorProto*> constants;
+  // Shapes of the activations converted so far, a dynamic dim taken as 1 (the importer infers
+  // each node's as it goes).
+  std::map<std::string, Shape> shapes;
+  // The graph input's dim 0 is 1 or dynamic: a constant Reshape target whose dim 0 is 1 where
+  // its input's is means "the batch", and is rewritten to copy it (so batches > 1 run).
+  bool batch_of_one = false;
 };
 
 // "node 'conv1' (Conv)" — the prefix of every error about a node.
