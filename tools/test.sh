@@ -37,9 +37,11 @@ parts=("setup (packages) took $((SECONDS - start)) s")
 start=$SECONDS
 TESSERA_WERROR=ON tools/build.sh
 parts+=("x86_64 build took $((SECONDS - start)) s")
-# Left out, with its own label to run by hand: "tidy" (clang-tidy over the whole tree, ~33
+# Left out, each with its own label to run by hand: "tidy" (clang-tidy over the whole tree, ~33
 # CPU-minutes; the default run has style.clang_tidy_changed, the units that include a file changed
-# since tests/style/tidy-clean-at). Label "fuzz" lives in the ASan tree (below).
+# since tests/style/tidy-clean-at) and "families_large" (the torchvision families the default
+# run's six do not cover: exports of hundreds of MB and many CPU-minutes, tests/reference). Label
+# "fuzz" lives in the ASan tree (below).
 run_cross=1
 if [ "${1:-}" = --quick ]; then
   # The quick check (README): the unit and integration labels of the x86_64 tree, no reference
@@ -48,7 +50,7 @@ if [ "${1:-}" = --quick ]; then
   set -- -L 'unit|integration' "$@"
   run_cross=0
 elif [ $# -eq 0 ]; then
-  set -- -LE tidy
+  set -- -LE 'tidy|families_large'
 else
   run_cross=0
 fi
