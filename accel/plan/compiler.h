@@ -38,8 +38,8 @@ struct CompiledModel {
   std::string input;                      // the graph input, which the first segment reads
   std::vector<CompiledSegment> segments;  // in order; one host segment when there is no fabric
   std::vector<std::string> layer_names;   // every fabric layer, in plan order
-  std::string fabric_summary;    // "12 fabric layers (conv1 .. pool3) in 2 segments, 1 hand-over; host: LRN Flatten Gemm"
-  ModelPlan plan;                // the tile plan of every fabric layer, and the hand-overs
+  std::string fabric_summary;  // "12 fabric layers (conv1 .. pool3) in 2 segments, 1 hand-over; host: LRN Flatten Gemm"
+  ModelPlan plan;              // the tile plan of every fabric layer, and the hand-overs
   bool plan_from_cache = false;  // the plan's choices came from the PlanCache
   Placement placement;           // MAC share, hand-overs, host ops' modeled time
 

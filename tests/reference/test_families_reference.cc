@@ -82,8 +82,8 @@ Reference load_reference(const std::string& family) {
 
 // A model folder in a temp dir around the family's file at `opset`.
 std::filesystem::path model_folder(const Case& c, int side) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("tessera-family-" + c.family + "-" + std::to_string(c.opset) + "-" + std::to_string(::getpid()));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("tessera-family-" + c.family + "-" + std::to_string(c.opset) + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   testing::place_in_model_folder(kFamilies / c.family / ("opset" + std::to_string(c.opset)) / "model.onnx", dir,
                                  "model.onnx");
