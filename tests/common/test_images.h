@@ -10,11 +10,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace tessera::test_images {
 
 using Bytes = std::vector<uint8_t>;
+
+// The bytes as a string (an HTTP body).
+inline std::string as_string(const Bytes& bytes) { return {bytes.begin(), bytes.end()}; }
 
 // Encodes samples laid out as the PNG stores them (16-bit samples in host order).
 inline Bytes encode_png(uint32_t width, uint32_t height, uint8_t bit_depth, uint8_t color_type, const void* samples,

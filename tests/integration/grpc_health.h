@@ -18,8 +18,12 @@ std::string bytes_field(int number, const std::string& value);
 // The length-delimited fields numbered `number` of a serialised message (a failed parse fails the test).
 std::vector<std::string> bytes_fields(const std::string& message, int number);
 
+// grpc.health.v1's ServingStatus numbers.
+constexpr int kHealthServing = 1;
+constexpr int kHealthNotServing = 2;
+
 // Health/Check for `service` ("" = the server): the status and the ServingStatus number
-// (1 SERVING, 2 NOT_SERVING; -1 when the call failed).
+// (kHealthServing, kHealthNotServing; -1 when the call failed).
 std::pair<grpc::Status, int> grpc_health_check(grpc::GenericStub& stub, const std::string& service = "");
 
 // The same over a fresh channel to `address`.

@@ -15,6 +15,8 @@
 namespace tessera::testing {
 
 inline constexpr const char* kFmnistModel = "fashion-mnist";
+// Its KServe v2 HTTP infer path.
+inline const std::string kFmnistInferPath = "/v2/models/fashion-mnist/infer";
 
 std::unique_ptr<inference::GRPCInferenceService::Stub> kserve_stub(const TesseradProcess& daemon);
 

@@ -28,4 +28,7 @@ class RawConnection {
 // The status code of the first HTTP response in `raw` (0 when there is none).
 int http_status_of(const std::string& raw);
 
+// A loopback port nothing listens on: bound by us, read, closed (0 when the bind failed).
+int dead_port();
+
 }  // namespace tessera::testing

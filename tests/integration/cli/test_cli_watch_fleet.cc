@@ -1,8 +1,5 @@
 // `tessera watch`, `tessera fleet` and `tessera classify` of folders against real daemons.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -10,28 +7,12 @@
 
 #include "tests/integration/cli_test_util.h"
 #include "tests/integration/daemon_test.h"
+#include "tests/integration/raw_connection.h"
 
 namespace tessera::testing {
 namespace {
 
 using nlohmann::json;
-
-// A loopback port nothing listens on (bound once by us, then closed).
-int dead_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    return 0;
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 class CliWatchFleetTest : public DaemonTest {
  protected:

@@ -19,8 +19,6 @@ namespace tessera::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kServing = 1;
-constexpr int kNotServing = 2;
 
 // One daemon per test on a one-model repository with batches of one, so request N is device run N.
 class DeviceFaultTest : public ::testing::Test {
@@ -87,7 +85,7 @@ class DeviceFaultTest : public ::testing::Test {
 TEST_F(DeviceFaultTest, FailedRunIsUnavailableWhileTheDeviceIsResetThenServed) {
   start({"--emu-faults", "fail-run=2,reset-ms=1500"});
   expect_served("run 1");
-  EXPECT_EQ(health(), kServing);
+  EXPECT_EQ(health(), kHealthServing);
 
   const GrpcAnswer failed = classify_grpc(*stub_, image_);
   EXPECT_EQ(failed.status.error_code(), grpc::StatusCode::UNAVAILABLE);
@@ -95,13 +93,13 @@ TEST_F(DeviceFaultTest, FailedRunIsUnavailableWhileTheDeviceIsResetThenServed) {
   EXPECT_TRUE(failed.response.classes().empty());
 
   // Recovering: not ready on gRPC health and on KServe's readiness, with the reason.
-  EXPECT_EQ(health(), kNotServing);
+  EXPECT_EQ(health(), kHealthNotServing);
   const HttpReply not_ready = ready();
   EXPECT_EQ(not_ready.status, 400) << not_ready.body;
   EXPECT_NE(not_ready.body.find("device recovering"), std::string::npos) << not_ready.body;
   EXPECT_NE(http_->get("/metrics").body.find("\ntessera_ready 0"), std::string::npos);
 
-  ASSERT_TRUE(wait_for_health(kServing)) << "the device did not recover";
+  ASSERT_TRUE(wait_for_health(kHealthServing)) << "the device did not recover";
   EXPECT_EQ(ready().status, 200);
   expect_served("after the reset");
   EXPECT_EQ(device_errors(), 1);
@@ -121,7 +119,7 @@ TEST_F(DeviceFaultTest, HungRunIsAbortedAtItsTimeoutAndAnswered503) {
   EXPECT_NE(hung.body.find("did not finish within 300 ms"), std::string::npos) << hung.body;
   EXPECT_GE(took, std::chrono::milliseconds(300));
   EXPECT_LT(took, std::chrono::seconds(5));
-  ASSERT_TRUE(wait_for_health(kServing));
+  ASSERT_TRUE(wait_for_health(kHealthServing));
   const HttpReply served = http_->post("/v1/classify", image_, "image/png");
   EXPECT_EQ(served.status, 200) << served.body;
   EXPECT_EQ(device_errors(), 1);
@@ -136,7 +134,7 @@ TEST_F(DeviceFaultTest, WedgedRunIsAnsweredByTheWatchdogAndTakesTheDeviceOutOfSe
   EXPECT_LT(Clock::now() - sent, std::chrono::seconds(5));
   EXPECT_EQ(wedged.status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_NE(wedged.status.error_message().find("wedged"), std::string::npos) << wedged.status.error_message();
-  EXPECT_EQ(health(), kNotServing);
+  EXPECT_EQ(health(), kHealthNotServing);
   const HttpReply refused = http_->post("/v1/classify", image_, "image/png");
   expect_out_of_service(refused);
   EXPECT_EQ(device_errors(), 1);
@@ -151,7 +149,7 @@ TEST_F(DeviceFaultTest, CorruptStatusIsNeverAnAnswer) {
   EXPECT_EQ(corrupt.status.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_NE(corrupt.status.error_message().find("corrupt status word"), std::string::npos);
   EXPECT_EQ(corrupt.response.outputs_size(), 0);
-  ASSERT_TRUE(wait_for_health(kServing));
+  ASSERT_TRUE(wait_for_health(kHealthServing));
   const KserveAnswer again = kserve_infer(*kserve, bytes_request(image_));
   ASSERT_TRUE(again.status.ok()) << again.status.error_message();
   EXPECT_EQ(output_floats(again.response), output_floats(clean.response)) << "the reloaded program answers alike";
@@ -162,7 +160,7 @@ TEST_F(DeviceFaultTest, ReloadThatFailsIsRetried) {
   start({"--emu-faults", "fail-run=1,fail-load=2"});
   const GrpcAnswer failed = classify_grpc(*stub_, image_);
   EXPECT_EQ(failed.status.error_code(), grpc::StatusCode::UNAVAILABLE);
-  ASSERT_TRUE(wait_for_health(kServing));
+  ASSERT_TRUE(wait_for_health(kHealthServing));
   expect_served("after two resets");
   EXPECT_EQ(device_errors(), 2);
   EXPECT_NE(daemon_->log().find("died while loading program 2"), std::string::npos);
@@ -175,7 +173,7 @@ TEST_F(DeviceFaultTest, DeviceThatKeepsFailingIsTakenOutOfService) {
     EXPECT_EQ(failed.status, 503) << failed.body;
     EXPECT_NE(failed.body.find("device failed"), std::string::npos) << failed.body;
   }
-  EXPECT_EQ(health(), kNotServing);
+  EXPECT_EQ(health(), kHealthNotServing);
   const HttpReply not_ready = ready();
   EXPECT_EQ(not_ready.status, 400);
   EXPECT_NE(not_ready.body.find("device out of service: the device failed 3 times in a row"), std::string::npos)
@@ -187,7 +185,7 @@ TEST_F(DeviceFaultTest, DeviceThatKeepsFailingIsTakenOutOfService) {
   expect_out_of_service(http_->post("/v1/classify", image_, "image/png"));
   EXPECT_EQ(device_errors(), 3);
   EXPECT_NE(daemon_->log().find("device out of service"), std::string::npos);
-  EXPECT_EQ(health(), kNotServing) << "stays out of service";
+  EXPECT_EQ(health(), kHealthNotServing) << "stays out of service";
 }
 
 TEST_F(DeviceFaultTest, DeviceThatDiesAtTheFirstLoadStopsTheStart) {

@@ -16,17 +16,10 @@
 #include "tests/integration/fmnist_images.h"
 #include "tests/integration/grpc_health.h"
 #include "tests/integration/kserve_client.h"
+#include "tests/integration/metrics_text.h"
 
 namespace tessera::testing {
 namespace {
-
-constexpr int kServing = 1;
-
-// The value of one series of /metrics, e.g. `tessera_device_images_total{device="1"}` (-1: absent).
-double metric(const std::string& body, const std::string& series) {
-  const size_t at = body.find("\n" + series + " ");
-  return at == std::string::npos ? -1 : std::stod(body.substr(at + series.size() + 2));
-}
 
 class InstanceGroupTest : public ::testing::Test {
  protected:
@@ -106,12 +99,12 @@ TEST_F(InstanceGroupTest, TwoEmulatorInstancesServeOneModelConcurrently) {
   double device_images = 0;
   for (const std::string device : {"0", "1"}) {
     const std::string label = "{device=\"" + device + "\"}";
-    EXPECT_GT(metric(body, "tessera_device_images_total" + label), 0) << body;
-    device_images += metric(body, "tessera_device_images_total" + label);
-    EXPECT_EQ(metric(body, "tessera_device_serving" + label), 1) << body;
-    EXPECT_EQ(metric(body, "tessera_device_errors_total" + label), 0) << body;
-    EXPECT_GT(metric(body, "tessera_power_watts" + label), 0) << body;
-    EXPECT_GE(metric(body, "tessera_fabric_utilization_ratio" + label), 0) << body;
+    EXPECT_GT(sample_value(body, "tessera_device_images_total" + label).value_or(-1), 0) << body;
+    device_images += sample_value(body, "tessera_device_images_total" + label).value_or(-1);
+    EXPECT_EQ(sample_value(body, "tessera_device_serving" + label).value_or(-1), 1) << body;
+    EXPECT_EQ(sample_value(body, "tessera_device_errors_total" + label).value_or(-1), 0) << body;
+    EXPECT_GT(sample_value(body, "tessera_power_watts" + label).value_or(-1), 0) << body;
+    EXPECT_GE(sample_value(body, "tessera_fabric_utilization_ratio" + label).value_or(-1), 0) << body;
     EXPECT_NE(body.find("tessera_device_info{board=\"zcu102\",device=\"" + device + "\",kind=\"emu\""),
               std::string::npos)
         << body;
@@ -134,13 +127,13 @@ TEST_F(InstanceGroupTest, FaultedInstanceLeavesTheOtherServing) {
   EXPECT_EQ(devices[1]["images"], 0) << devices.dump();
   EXPECT_EQ(devices[1]["errors"], 2) << devices.dump();
 
-  EXPECT_EQ(grpc_health(daemon_->grpc_address()), kServing) << "one device still serves: ready";
+  EXPECT_EQ(grpc_health(daemon_->grpc_address()), kHealthServing) << "one device still serves: ready";
   EXPECT_EQ(http_->get("/v2/health/ready").status, 200);
   const std::string body = http_->get("/metrics").body;
-  EXPECT_EQ(metric(body, "tessera_device_serving{device=\"0\"}"), 1) << body;
-  EXPECT_EQ(metric(body, "tessera_device_serving{device=\"1\"}"), 0) << body;
-  EXPECT_EQ(metric(body, "tessera_device_errors_total{device=\"1\"}"), 2) << body;
-  EXPECT_EQ(metric(body, "tessera_device_errors_total{device=\"0\"}"), 0) << body;
+  EXPECT_EQ(sample_value(body, "tessera_device_serving{device=\"0\"}").value_or(-1), 1) << body;
+  EXPECT_EQ(sample_value(body, "tessera_device_serving{device=\"1\"}").value_or(-1), 0) << body;
+  EXPECT_EQ(sample_value(body, "tessera_device_errors_total{device=\"1\"}").value_or(-1), 2) << body;
+  EXPECT_EQ(sample_value(body, "tessera_device_errors_total{device=\"0\"}").value_or(-1), 0) << body;
   EXPECT_NE(body.find("\ntessera_ready 1"), std::string::npos) << body;
   EXPECT_NE(daemon_->log().find("device 1 out of service"), std::string::npos) << daemon_->log();
 

@@ -14,6 +14,7 @@
 
 #include "tests/integration/fmnist_images.h"
 #include "tests/integration/http_client.h"
+#include "tests/integration/raw_connection.h"
 #include "tests/integration/tesserad_process.h"
 
 namespace tessera::testing {
@@ -26,13 +27,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int kPeerTimeoutMs = 1000;
 
 std::string loopback(int port) { return "127.0.0.1:" + std::to_string(port); }
-
-// A loopback port nothing listens on (bound, read, closed).
-int dead_port() {
-  boost::asio::io_context ioc;
-  tcp::acceptor acceptor(ioc, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-  return acceptor.local_endpoint().port();
-}
 
 long ms_since(Clock::time_point start) {
   return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());

@@ -14,7 +14,7 @@
 namespace tessera::testing {
 namespace {
 
-constexpr auto kTimeout = std::chrono::seconds(10);
+constexpr auto kCallTimeout = std::chrono::seconds(10);
 
 class HealthReflectionTest : public DaemonTest {
  protected:
@@ -32,13 +32,13 @@ class HealthReflectionTest : public DaemonTest {
   std::string reflect(const std::string& request) {
     grpc::CompletionQueue cq;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kTimeout);
+    context.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
     auto call =
         stub_generic_->PrepareCall(&context, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
     auto next = [&cq](intptr_t want) {
       void* tag = nullptr;
       bool ok = false;
-      const auto r = cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kTimeout);
+      const auto r = cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kCallTimeout);
       return r == grpc::CompletionQueue::GOT_EVENT && reinterpret_cast<intptr_t>(tag) == want && ok;
     };
     std::string answer;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tests/integration/http_client.h"
+#include "tests/integration/metrics_text.h"
 #include "tests/integration/subprocess.h"
 #include "tests/integration/tesserad_process.h"
 
@@ -84,13 +85,6 @@ class Flood {
  private:
   std::vector<int> fds_;
 };
-
-// The value of an unlabelled series in a /metrics body; -1 when absent.
-double metric(const std::string& body, const std::string& name) {
-  const std::regex line("(^|\n)" + name + " ([0-9.e+]+)");
-  std::smatch m;
-  return std::regex_search(body, m, line) ? std::stod(m[2]) : -1;
-}
 
 // Lines of `text` containing `needle`.
 int lines_with(const std::string& text, const std::string& needle) {
@@ -173,9 +167,9 @@ TEST_F(FdExhaustion, ConnectionsAboveTheDefaultBoundAreRefusedAndCounted) {
   EXPECT_LE(lines_with(out.log, "refused a connection"), 3) << out.log;
   EXPECT_EQ(lines_with(out.log, "Too many open files"), 0) << out.log;
   EXPECT_LT(out.cpu_share, 0.5);
-  EXPECT_GE(metric(out.metrics, "tessera_http_connections_refused_total"), 1000) << out.metrics;
-  EXPECT_GE(metric(out.metrics, "tessera_http_connections_open"), 1) << out.metrics;
-  EXPECT_LE(metric(out.metrics, "tessera_http_connections_open"), 192) << out.metrics;
+  EXPECT_GE(sample_value(out.metrics, "tessera_http_connections_refused_total").value_or(-1), 1000) << out.metrics;
+  EXPECT_GE(sample_value(out.metrics, "tessera_http_connections_open").value_or(-1), 1) << out.metrics;
+  EXPECT_LE(sample_value(out.metrics, "tessera_http_connections_open").value_or(-1), 192) << out.metrics;
 }
 
 TEST_F(FdExhaustion, OutOfDescriptorsTheListenerBacksOffAndRecovers) {

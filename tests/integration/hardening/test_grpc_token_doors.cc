@@ -20,8 +20,8 @@
 namespace tessera::testing {
 namespace {
 
-constexpr const char* kToken = "doors-token-3e9a71";
-constexpr auto kTimeout = std::chrono::seconds(5);
+constexpr const char* kDoorsToken = "doors-token-3e9a71";
+constexpr auto kDoorTimeout = std::chrono::seconds(5);
 constexpr const char* kReflection = "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo";
 
 // How one call went: its status and the first message answered ("" when none).
@@ -47,12 +47,12 @@ class GrpcTokenDoorsTest : public DaemonTest {
     grpc::CompletionQueue cq;
     grpc::ClientContext context;
     for (const std::string& a : authorizations) context.AddMetadata("authorization", a);
-    context.set_deadline(std::chrono::system_clock::now() + kTimeout);
+    context.set_deadline(std::chrono::system_clock::now() + kDoorTimeout);
     auto stream = stub_generic_->PrepareCall(&context, method, &cq);
     auto next = [&cq](intptr_t want) {
       void* tag = nullptr;
       bool ok = false;
-      const auto r = cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kTimeout + kTimeout);
+      const auto r = cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + kDoorTimeout + kDoorTimeout);
       EXPECT_EQ(r, grpc::CompletionQueue::GOT_EVENT);
       EXPECT_EQ(reinterpret_cast<intptr_t>(tag), want);
       return r == grpc::CompletionQueue::GOT_EVENT && ok;
@@ -86,7 +86,7 @@ class GrpcTokenDoorsTest : public DaemonTest {
 
   // Every "/package.Service/Method" the daemon serves, read from its descriptors by reflection.
   std::vector<std::string> served_methods() {
-    const std::string bearer = std::string("Bearer ") + kToken;
+    const std::string bearer = std::string("Bearer ") + kDoorsToken;
     const CallResult listed = call(kReflection, {bearer}, bytes_field(7, ""));  // list_services
     EXPECT_TRUE(listed.status.ok()) << listed.status.error_message();
     const auto list = bytes_fields(listed.answer, 6);
@@ -120,7 +120,7 @@ class GrpcTokenDoorsTest : public DaemonTest {
     return methods;
   }
 
-  TempFile tokens_{std::string(kToken) + "\n"};
+  TempFile tokens_{std::string(kDoorsToken) + "\n"};
   std::unique_ptr<grpc::GenericStub> stub_generic_;
 };
 
@@ -159,7 +159,7 @@ TEST_F(GrpcTokenDoorsTest, ModelReadyOfAnyNameWantsTheTokenFirst) {
     const CallResult r = call("/inference.GRPCInferenceService/ModelReady", {}, bytes_field(1, name));
     EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << name << ": " << r.status.error_message();
   }
-  const CallResult with = call("/inference.GRPCInferenceService/ModelReady", {std::string("Bearer ") + kToken},
+  const CallResult with = call("/inference.GRPCInferenceService/ModelReady", {std::string("Bearer ") + kDoorsToken},
                                bytes_field(1, "no-such-model"));
   EXPECT_EQ(with.status.error_code(), grpc::StatusCode::NOT_FOUND) << with.status.error_message();
 }
@@ -168,7 +168,7 @@ TEST_F(GrpcTokenDoorsTest, ReflectionWantsTheTokenHealthDoesNot) {
   const CallResult refused = call(kReflection, {}, bytes_field(7, ""));
   EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << refused.status.error_message();
   EXPECT_EQ(refused.answer, "");
-  const CallResult listed = call(kReflection, {std::string("Bearer ") + kToken}, bytes_field(7, ""));
+  const CallResult listed = call(kReflection, {std::string("Bearer ") + kDoorsToken}, bytes_field(7, ""));
   EXPECT_TRUE(listed.status.ok()) << listed.status.error_message();
   EXPECT_NE(listed.answer.find("tessera.v1.Classifier"), std::string::npos);
   auto [status, serving] = grpc_health_check(*stub_generic_, "tessera.v1.Classifier");
@@ -177,7 +177,7 @@ TEST_F(GrpcTokenDoorsTest, ReflectionWantsTheTokenHealthDoesNot) {
 }
 
 TEST_F(GrpcTokenDoorsTest, TwoAuthorizationEntriesAreRefused) {
-  const std::string bearer = std::string("Bearer ") + kToken;
+  const std::string bearer = std::string("Bearer ") + kDoorsToken;
   const CallResult one = call("/tessera.v1.Classifier/ListModels", {bearer});
   EXPECT_TRUE(one.status.ok()) << one.status.error_message();
   for (const auto& twice :
@@ -190,7 +190,7 @@ TEST_F(GrpcTokenDoorsTest, TwoAuthorizationEntriesAreRefused) {
 }
 
 TEST_F(GrpcTokenDoorsTest, TwoAuthorizationHeadersAreRefusedOverHttp) {
-  const std::string bearer = std::string("Authorization: Bearer ") + kToken + "\r\n";
+  const std::string bearer = std::string("Authorization: Bearer ") + kDoorsToken + "\r\n";
   auto get = [&](const std::string& headers) {
     RawConnection connection(daemon_->http_port());
     EXPECT_TRUE(connection.connected());
@@ -210,7 +210,7 @@ TEST_F(GrpcTokenDoorsTest, TwoAuthorizationHeadersAreRefusedOverHttp) {
 TEST(GrpcTokenDoorsTls, TheTokenIsCheckedOverTlsToo) {
   const TestCerts certs;
   if (!certs.ok()) GTEST_SKIP() << "cannot make test certificates: " << certs.error();
-  const TempFile tokens(std::string(kToken) + "\n");
+  const TempFile tokens(std::string(kDoorsToken) + "\n");
   std::vector<std::string> args = certs.daemon_args();
   args.insert(args.end(), {"--auth-tokens", tokens.path.string()});
   TesseradProcess daemon(args);
@@ -224,13 +224,13 @@ TEST(GrpcTokenDoorsTls, TheTokenIsCheckedOverTlsToo) {
   auto list = [&](const std::string& authorization) {
     grpc::ClientContext context;
     if (!authorization.empty()) context.AddMetadata("authorization", authorization);
-    context.set_deadline(std::chrono::system_clock::now() + kTimeout);
+    context.set_deadline(std::chrono::system_clock::now() + kDoorTimeout);
     v1::ListModelsResponse response;
     return stub->ListModels(&context, v1::ListModelsRequest(), &response);
   };
   const grpc::Status without = list("");
   EXPECT_EQ(without.error_code(), grpc::StatusCode::UNAUTHENTICATED) << without.error_message();
-  const grpc::Status with = list(std::string("Bearer ") + kToken);
+  const grpc::Status with = list(std::string("Bearer ") + kDoorsToken);
   EXPECT_TRUE(with.ok()) << with.error_message() << "\n" << daemon.log();
 }
 

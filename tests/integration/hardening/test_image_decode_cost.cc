@@ -17,9 +17,8 @@
 namespace tessera::testing {
 namespace {
 
+using test_images::as_string;
 using test_images::Bytes;
-
-std::string as_string(const Bytes& bytes) { return {bytes.begin(), bytes.end()}; }
 
 // The image: 16384x2441 black RGB, about 116 KB of PNG.
 std::string png_bomb() {

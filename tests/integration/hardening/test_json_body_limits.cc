@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tests/integration/daemon_test.h"
+#include "tests/integration/kserve_client.h"
 #include "tests/integration/proc_status.h"
 #include "tests/integration/raw_connection.h"
 
@@ -20,7 +21,6 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-const std::string kInfer = "/v2/models/fashion-mnist/infer";
 constexpr size_t kSixteenMiB = 16 << 20;
 
 std::string post_head(const std::string& target, size_t length, const std::string& type = "application/json") {
@@ -73,7 +73,7 @@ TEST_F(JsonBodyLimitsTest, HugeBodiesAreRefusedFromTheirHead) {
   };
   for (const std::string& body : bodies) {
     ASSERT_LE(body.size(), kSixteenMiB);
-    const std::string answer = exchange(daemon_->http_port(), kInfer, body, milliseconds(30000));
+    const std::string answer = exchange(daemon_->http_port(), kFmnistInferPath, body, milliseconds(30000));
     EXPECT_EQ(http_status_of(answer), 413) << answer.substr(0, 300);
     EXPECT_NE(answer.find("larger than the limit"), std::string::npos) << answer.substr(0, 300);
   }
@@ -87,18 +87,18 @@ TEST_F(JsonBodyLimitsTest, HugeBodiesAreRefusedFromTheirHead) {
 TEST_F(JsonBodyLimitsTest, DepthAndValueCountAreCheckedWhileParsing) {
   HttpClient client(daemon_->http_port());
   // Small in bytes, deep: refused by depth, not by what a parsed document would lack.
-  HttpReply reply = client.post(kInfer, infer_body(nested(10'000)), "application/json");
+  HttpReply reply = client.post(kFmnistInferPath, infer_body(nested(10'000)), "application/json");
   EXPECT_EQ(reply.status, 400);
   EXPECT_NE(reply.body.find("JSON nested deeper than"), std::string::npos) << reply.body;
   // Within the byte limit, too many values: refused while parsing, not after counting elements.
-  reply = client.post(kInfer, infer_body(array_of("0", 100'000)), "application/json");
+  reply = client.post(kFmnistInferPath, infer_body(array_of("0", 100'000)), "application/json");
   EXPECT_EQ(reply.status, 400);
   EXPECT_NE(reply.body.find("JSON values"), std::string::npos) << reply.body;
   // The largest honest body (full-precision numbers, pretty-printed) still fits.
   json request = json::parse(infer_body(array_of("-0.12345678901234567", 784)));
   request["inputs"][0]["data"] = json::array();
   for (int i = 0; i < 784; ++i) request["inputs"][0]["data"].push_back(-0.12345678901234567 * (i % 7));
-  reply = client.post(kInfer, request.dump(4), "application/json");
+  reply = client.post(kFmnistInferPath, request.dump(4), "application/json");
   EXPECT_EQ(reply.status, 200) << reply.body;
 }
 

@@ -19,7 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kInfer = "/v2/models/fashion-mnist/infer";
 constexpr size_t kClasses = 10;
 constexpr int kMaxBatch = 8;  // tesserad's default --max-batch; the bundled model keeps it
 
@@ -121,7 +120,7 @@ TEST_F(KserveBatchTest, HttpJsonAndBinaryBatchesEqualSingleImageAnswers) {
   // JSON: BYTES [3,1] of base64 files.
   json body = {{"inputs", {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {3, 1}}, {"data", json::array()}}}}};
   for (size_t i = 0; i < 3; ++i) body["inputs"][0]["data"].push_back({base64(image(i))});
-  TritonReply reply = triton_post(port, kInfer, body.dump(), "", "");
+  TritonReply reply = triton_post(port, kFmnistInferPath, body.dump(), "", "");
   ASSERT_EQ(reply.status, 200) << reply.json().dump();
   EXPECT_EQ(reply.json()["outputs"][0]["shape"], json({3, 10}));
   const auto data = reply.json()["outputs"][0]["data"].get<std::vector<float>>();
@@ -140,7 +139,7 @@ TEST_F(KserveBatchTest, HttpJsonAndBinaryBatchesEqualSingleImageAnswers) {
                           {"datatype", "FP32"},
                           {"parameters", {{"binary_data_size", binary.size()}}}}}},
                        {"parameters", {{"binary_data_output", true}}}};
-  reply = triton_post(port, kInfer, header.dump(), binary);
+  reply = triton_post(port, kFmnistInferPath, header.dump(), binary);
   ASSERT_EQ(reply.status, 200) << reply.json().dump();
   EXPECT_EQ(reply.json()["outputs"][0]["shape"], json({kMaxBatch, 10}));
   ASSERT_EQ(reply.binary.size(), kMaxBatch * kClasses * 4);
@@ -166,7 +165,7 @@ TEST_F(KserveBatchTest, BatchOverTheMaxIsRefusedNamingBoth) {
                           {"shape", {kMaxBatch + 1, 1, 28, 28}},
                           {"datatype", "FP32"},
                           {"parameters", {{"binary_data_size", binary.size()}}}}}}};
-  const TritonReply reply = triton_post(daemon_->http_port(), kInfer, header.dump(), binary);
+  const TritonReply reply = triton_post(daemon_->http_port(), kFmnistInferPath, header.dump(), binary);
   EXPECT_EQ(reply.status, 400) << reply.json().dump();
   EXPECT_NE(reply.json().value("error", "").find("batch of 9 images"), std::string::npos) << reply.json().dump();
 
@@ -188,7 +187,7 @@ TEST_F(KserveBatchTest, OneBadImageFailsTheWholeRequest) {
 
   json body = {{"inputs", {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {3}}}}}};
   body["inputs"][0]["data"] = {base64(image(0)), base64(truncated), base64(image(2))};
-  const TritonReply reply = triton_post(daemon_->http_port(), kInfer, body.dump(), "", "");
+  const TritonReply reply = triton_post(daemon_->http_port(), kFmnistInferPath, body.dump(), "", "");
   EXPECT_EQ(reply.status, 400) << reply.json().dump();
   EXPECT_TRUE(reply.json().contains("error")) << reply.json().dump();
 
@@ -212,10 +211,10 @@ TEST_F(KserveBatchTest, TimeoutParameterBecomesTheDeadline) {
 
   json body = {{"inputs", {{{"name", "image"}, {"datatype", "BYTES"}, {"shape", {1}}, {"data", {base64(image(0))}}}}},
                {"parameters", {{"timeout", 1}}}};
-  TritonReply reply = triton_post(daemon_->http_port(), kInfer, body.dump(), "", "");
+  TritonReply reply = triton_post(daemon_->http_port(), kFmnistInferPath, body.dump(), "", "");
   EXPECT_EQ(reply.status, 504) << reply.json().dump();
   body["parameters"]["timeout"] = -3;
-  reply = triton_post(daemon_->http_port(), kInfer, body.dump(), "", "");
+  reply = triton_post(daemon_->http_port(), kFmnistInferPath, body.dump(), "", "");
   EXPECT_EQ(reply.status, 400) << reply.json().dump();
 }
 

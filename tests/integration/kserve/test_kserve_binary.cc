@@ -19,8 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kInfer = "/v2/models/fashion-mnist/infer";
-
 json binary_input(const std::string& name, const std::string& datatype, const std::vector<int64_t>& shape,
                   size_t bytes) {
   return {{"name", name}, {"shape", shape}, {"datatype", datatype}, {"parameters", {{"binary_data_size", bytes}}}};
@@ -42,7 +40,7 @@ class KserveBinaryTest : public DaemonTest {
 
   TritonReply post(const std::string& header, const std::string& binary,
                    const std::optional<std::string>& header_length = std::nullopt) {
-    return triton_post(daemon_->http_port(), kInfer, header, binary, header_length);
+    return triton_post(daemon_->http_port(), kFmnistInferPath, header, binary, header_length);
   }
 
   // The gRPC answer for the same image: the reference the HTTP answers must equal.

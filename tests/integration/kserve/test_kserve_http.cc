@@ -16,8 +16,6 @@ namespace {
 using nlohmann::json;
 namespace http = boost::beast::http;
 
-const std::string kInfer = "/v2/models/fashion-mnist/infer";
-
 class KserveHttpTest : public DaemonTest {
  protected:
   void SetUp() override {
@@ -28,7 +26,7 @@ class KserveHttpTest : public DaemonTest {
   }
 
   // POSTs `body` to the inference endpoint and returns the parsed 200 answer (null on failure).
-  json infer(const json& body, const std::string& target = kInfer) {
+  json infer(const json& body, const std::string& target = kFmnistInferPath) {
     const HttpReply reply = client_->post(target, body.dump(), "application/json");
     EXPECT_EQ(reply.status, 200) << reply.error << reply.body;
     EXPECT_EQ(reply.header("content-type"), "application/json");
@@ -110,7 +108,7 @@ TEST_F(KserveHttpTest, UnknownModelsVersionsAndPathsAre404) {
                404, "no-such-model");
   expect_error(client_->get("/v2/models/fashion-mnist/trace/setting"), 404);  // no trace extension
   expect_error(client_->get("/v2/nothing"), 404);
-  const HttpReply wrong_method = client_->get(kInfer);
+  const HttpReply wrong_method = client_->get(kFmnistInferPath);
   expect_error(wrong_method, 405);
   EXPECT_EQ(wrong_method.header("allow"), "POST");
 }
@@ -122,7 +120,7 @@ TEST_F(KserveHttpTest, Base64ImageTop1AgreesWithClassify) {
     ASSERT_TRUE(classify.status.ok()) << classify.status.error_message();
     json body = image_body(image);
     body["id"] = "http-" + std::to_string(i);
-    const json answer = infer(body, i % 3 == 0 ? "/v2/models/fashion-mnist/versions/1/infer" : kInfer);
+    const json answer = infer(body, i % 3 == 0 ? "/v2/models/fashion-mnist/versions/1/infer" : kFmnistInferPath);
     ASSERT_FALSE(answer.is_null());
     EXPECT_EQ(answer["model_name"], "fashion-mnist");
     EXPECT_EQ(answer["id"], "http-" + std::to_string(i));
@@ -171,26 +169,27 @@ TEST_F(KserveHttpTest, ClassificationParameterAnswersTopKStrings) {
 
 TEST_F(KserveHttpTest, BadRequestsAre400WithAnErrorMessage) {
   const std::string png = read_binary(images_[0].png);
-  expect_error(client_->post(kInfer, "{not json", "application/json"), 400, "JSON");
+  expect_error(client_->post(kFmnistInferPath, "{not json", "application/json"), 400, "JSON");
 
   json body = image_body(png);
   body["inputs"][0]["datatype"] = "INT64";
-  expect_error(client_->post(kInfer, body.dump(), "application/json"), 400, "datatype");
+  expect_error(client_->post(kFmnistInferPath, body.dump(), "application/json"), 400, "datatype");
 
   body = tensor_body(std::vector<float>(28 * 28, 0.0f));
   body["inputs"][0]["shape"] = {1, 28, 28, 1};
-  expect_error(client_->post(kInfer, body.dump(), "application/json"), 400, "shape");
-  expect_error(client_->post(kInfer, tensor_body(std::vector<float>(10, 0.0f)).dump(), "application/json"), 400,
-               "elements");
+  expect_error(client_->post(kFmnistInferPath, body.dump(), "application/json"), 400, "shape");
+  expect_error(client_->post(kFmnistInferPath, tensor_body(std::vector<float>(10, 0.0f)).dump(), "application/json"),
+               400, "elements");
 
   std::string jpeg = read_binary(images_[0].jpg);
   jpeg.resize(jpeg.size() / 2);
-  expect_error(client_->post(kInfer, image_body(jpeg).dump(), "application/json"), 400);
-  expect_error(client_->post(kInfer, image_body("").dump(), "application/json"), 400, "empty");
+  expect_error(client_->post(kFmnistInferPath, image_body(jpeg).dump(), "application/json"), 400);
+  expect_error(client_->post(kFmnistInferPath, image_body("").dump(), "application/json"), 400, "empty");
   body = image_body(png);
   body["inputs"][0]["data"] = {"***not base64***"};
-  expect_error(client_->post(kInfer, body.dump(), "application/json"), 400, "base64");
-  expect_error(client_->post(kInfer, json({{"inputs", json::array()}}).dump(), "application/json"), 400, "inputs");
+  expect_error(client_->post(kFmnistInferPath, body.dump(), "application/json"), 400, "base64");
+  expect_error(client_->post(kFmnistInferPath, json({{"inputs", json::array()}}).dump(), "application/json"), 400,
+               "inputs");
 
   // Still serving, on the same connection.
   EXPECT_EQ(probabilities(infer(image_body(png))).size(), 10u);

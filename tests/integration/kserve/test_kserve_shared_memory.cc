@@ -25,7 +25,6 @@ namespace {
 using nlohmann::json;
 namespace http = boost::beast::http;
 
-const std::string kInfer = "/v2/models/fashion-mnist/infer";
 constexpr size_t kObjectBytes = 16384;
 constexpr size_t kOutputOffset = 8192;  // the output's place in the region
 constexpr size_t kOutputBytes = 40;     // FP32 [1,10]
@@ -140,7 +139,7 @@ class KserveSharedMemoryTest : public DaemonTest {
   std::vector<float> plain_answer(const std::vector<float>& values) {
     const json body = {
         {"inputs", {{{"name", "input"}, {"datatype", "FP32"}, {"shape", {1, 1, 28, 28}}, {"data", values}}}}};
-    const HttpReply reply = client_->post(kInfer, body.dump(), "application/json");
+    const HttpReply reply = client_->post(kFmnistInferPath, body.dump(), "application/json");
     EXPECT_EQ(reply.status, 200) << reply.body;
     if (reply.status != 200) return {};
     return json::parse(reply.body)["outputs"][0]["data"].get<std::vector<float>>();
@@ -187,7 +186,7 @@ TEST_F(KserveSharedMemoryTest, HttpRegisterInferInRegionStatusUnregister) {
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(json::parse(reply.body).size(), 1u);
 
-  reply = client_->post(kInfer, shm_tensor_body("io").dump(), "application/json");
+  reply = client_->post(kFmnistInferPath, shm_tensor_body("io").dump(), "application/json");
   ASSERT_EQ(reply.status, 200) << reply.body;
   const json answer = json::parse(reply.body);
   ASSERT_EQ(answer["outputs"].size(), 1u) << reply.body;
@@ -203,7 +202,7 @@ TEST_F(KserveSharedMemoryTest, HttpRegisterInferInRegionStatusUnregister) {
   reply = client_->get("/v2/systemsharedmemory/status");
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(json::parse(reply.body), json::array());
-  expect_error(client_->post(kInfer, shm_tensor_body("io").dump(), "application/json"), 400, "io");
+  expect_error(client_->post(kFmnistInferPath, shm_tensor_body("io").dump(), "application/json"), 400, "io");
 }
 
 TEST_F(KserveSharedMemoryTest, GrpcRegisterImageInRegionOutputIntoIt) {
@@ -295,7 +294,7 @@ TEST_F(KserveSharedMemoryTest, RegistrationErrorsInTritonsShapes) {
 
 TEST_F(KserveSharedMemoryTest, InferenceErrorsAreBadRequests) {
   ASSERT_EQ(register_http("r").status, 200);
-  auto infer = [&](const json& body) { return client_->post(kInfer, body.dump(), "application/json"); };
+  auto infer = [&](const json& body) { return client_->post(kFmnistInferPath, body.dump(), "application/json"); };
   expect_error(infer(shm_tensor_body("unknown")), 400, "Unable to find shared memory region");
   expect_error(infer(shm_tensor_body("r", 3132)), 400, "FP32 shape needs 3136");
   expect_error(infer(shm_tensor_body("r", 3136, 36)), 400, "should be at least 40 bytes");
@@ -376,7 +375,7 @@ TEST_F(KserveSharedMemoryOffTest, OffByDefaultSaysHowToTurnItOn) {
       << server.dump();
 }
 
-constexpr const char* kToken = "shm-token-5b1c0e";
+constexpr const char* kShmToken = "shm-token-5b1c0e";
 
 // With bearer tokens the REST routes want one, as every KServe route (gRPC: GrpcTokenDoorsTest
 // enumerates every method, these included).
@@ -385,7 +384,7 @@ class KserveSharedMemoryAuthTest : public DaemonTest {
   std::vector<std::string> extra_args() const override {
     return {"--allow-client-shm", "true", "--auth-tokens", tokens_.path.string()};
   }
-  TempFile tokens_{std::string(kToken) + "\n"};
+  TempFile tokens_{std::string(kShmToken) + "\n"};
 };
 
 TEST_F(KserveSharedMemoryAuthTest, RoutesWantTheBearerToken) {
@@ -396,7 +395,7 @@ TEST_F(KserveSharedMemoryAuthTest, RoutesWantTheBearerToken) {
   const std::string body = json({{"key", object.key()}, {"offset", 0}, {"byte_size", 64}}).dump();
   EXPECT_EQ(client.post(target, body, "application/json").status, 401);
   EXPECT_EQ(client.get("/v2/systemsharedmemory/status").status, 401);
-  client.set_header("Authorization", std::string("Bearer ") + kToken);
+  client.set_header("Authorization", std::string("Bearer ") + kShmToken);
   EXPECT_EQ(client.post(target, body, "application/json").status, 200);
   const HttpReply status = client.get("/v2/systemsharedmemory/status");
   ASSERT_EQ(status.status, 200) << status.body;

@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace http = boost::beast::http;
 using nlohmann::json;
 
-constexpr const char* kToken = "right-token-8c1f2a";
+constexpr const char* kRightToken = "right-token-8c1f2a";
 constexpr const char* kSecondToken = "second-token-77d3e9";
 constexpr const char* kWrongToken = "wrong-token-5b0c44";
 
@@ -84,7 +84,7 @@ class AuthTest : public DaemonTest {
     return {got, reader->Finish()};
   }
 
-  TempFile tokens_{std::string("# tokens of the auth test\n\n") + kToken + "\n   " + kSecondToken + "  \n# end\n"};
+  TempFile tokens_{std::string("# tokens of the auth test\n\n") + kRightToken + "\n   " + kSecondToken + "  \n# end\n"};
   std::vector<FmnistImage> images_;
   std::string image_;
   std::shared_ptr<grpc::Channel> channel_;
@@ -93,8 +93,8 @@ class AuthTest : public DaemonTest {
 std::string bearer(const std::string& token) { return "Bearer " + token; }
 
 TEST_F(AuthTest, GrpcServicesWantAnAcceptedBearerToken) {
-  for (const std::string& authorization :
-       {std::string(), bearer(kWrongToken), std::string("Basic ") + kToken, std::string(kToken), bearer("")}) {
+  for (const std::string& authorization : {std::string(), bearer(kWrongToken), std::string("Basic ") + kRightToken,
+                                           std::string(kRightToken), bearer("")}) {
     EXPECT_EQ(classify(authorization).error_code(), grpc::StatusCode::UNAUTHENTICATED) << "'" << authorization << "'";
     EXPECT_EQ(list_models(authorization).error_code(), grpc::StatusCode::UNAUTHENTICATED) << authorization;
     EXPECT_EQ(get_telemetry(authorization).error_code(), grpc::StatusCode::UNAUTHENTICATED) << authorization;
@@ -102,7 +102,8 @@ TEST_F(AuthTest, GrpcServicesWantAnAcceptedBearerToken) {
     EXPECT_FALSE(got);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << authorization;
   }
-  for (const std::string& authorization : {bearer(kToken), bearer(kSecondToken), std::string("bearer ") + kToken}) {
+  for (const std::string& authorization :
+       {bearer(kRightToken), bearer(kSecondToken), std::string("bearer ") + kRightToken}) {
     const grpc::Status status = classify(authorization);
     EXPECT_TRUE(status.ok()) << authorization << ": " << status.error_message();
     EXPECT_TRUE(list_models(authorization).ok()) << authorization;
@@ -134,7 +135,7 @@ TEST_F(AuthTest, StreamAndKserveWantTheTokenHealthDoesNot) {
   auto [refused_answers, refused] = stream_status(bearer(kWrongToken));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(refused_answers, 0);
-  auto [answers, accepted] = stream_status(bearer(kToken));
+  auto [answers, accepted] = stream_status(bearer(kRightToken));
   EXPECT_TRUE(accepted.ok()) << accepted.error_message();
   EXPECT_EQ(answers, 1);
 
@@ -154,7 +155,7 @@ TEST_F(AuthTest, StreamAndKserveWantTheTokenHealthDoesNot) {
   }
   {
     grpc::ClientContext context;
-    context.AddMetadata("authorization", bearer(kToken));
+    context.AddMetadata("authorization", bearer(kRightToken));
     inference::ServerMetadataResponse metadata;
     EXPECT_TRUE(kserve->ServerMetadata(&context, inference::ServerMetadataRequest(), &metadata).ok());
   }
@@ -200,7 +201,7 @@ TEST_F(AuthTest, HttpApiWantsABearerTokenButHealthAndThePageDoNot) {
                                                {http::verb::post, "/v2/models/fashion-mnist/infer"},
                                                {http::verb::get, "/v2"},
                                                {http::verb::get, "/v2/health/metadata"}};
-  for (const std::string& authorization : {std::string(), bearer(kWrongToken), std::string("Basic ") + kToken}) {
+  for (const std::string& authorization : {std::string(), bearer(kWrongToken), std::string("Basic ") + kRightToken}) {
     HttpClient client(daemon_->http_port());
     if (!authorization.empty()) client.set_header("authorization", authorization);
     for (const Route& route : protected_routes) {
@@ -214,7 +215,7 @@ TEST_F(AuthTest, HttpApiWantsABearerTokenButHealthAndThePageDoNot) {
   }
 
   HttpClient client(daemon_->http_port());
-  client.set_header("authorization", bearer(kToken));
+  client.set_header("authorization", bearer(kRightToken));
   const HttpReply classify_reply = client.post("/v1/classify", image_, "image/png");
   EXPECT_EQ(classify_reply.status, 200) << classify_reply.error << classify_reply.body;
   EXPECT_EQ(client.get("/v1/models").status, 200);
@@ -241,10 +242,10 @@ TEST_F(AuthTest, HttpApiWantsABearerTokenButHealthAndThePageDoNot) {
 }
 
 TEST_F(AuthTest, TokensNeverReachTheLog) {
-  ASSERT_TRUE(classify(bearer(kToken)).ok());
+  ASSERT_TRUE(classify(bearer(kRightToken)).ok());
   ASSERT_EQ(classify(bearer(kWrongToken)).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   ASSERT_TRUE(classify(bearer(kSecondToken)).ok());
-  for (const char* token : {kToken, kWrongToken, kSecondToken}) {
+  for (const char* token : {kRightToken, kWrongToken, kSecondToken}) {
     HttpClient client(daemon_->http_port());
     client.set_header("authorization", bearer(token));
     client.post("/v1/classify", image_, "image/png");
@@ -258,7 +259,7 @@ TEST_F(AuthTest, TokensNeverReachTheLog) {
   EXPECT_NE(log.find("model=fashion-mnist"), std::string::npos) << log;
   EXPECT_NE(log.find("failed:"), std::string::npos) << log;
   // ... but none of the tokens, right or wrong.
-  for (const char* token : {kToken, kWrongToken, kSecondToken}) {
+  for (const char* token : {kRightToken, kWrongToken, kSecondToken}) {
     EXPECT_EQ(log.find(token), std::string::npos) << token << " is in the log:\n" << log;
   }
   EXPECT_EQ(log.find("Bearer "), std::string::npos) << log;

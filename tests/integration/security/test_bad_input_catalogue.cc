@@ -32,9 +32,9 @@
 namespace tessera::testing {
 namespace {
 
+using test_images::as_string;
 using test_images::Bytes;
 
-std::string as_string(const Bytes& bytes) { return {bytes.begin(), bytes.end()}; }
 Bytes as_bytes(const std::string& text) { return {text.begin(), text.end()}; }
 
 // Also: ImageDecodeErrorTest.* (unit), GrpcTest.EmptyImageIsInvalidArgument.

@@ -36,7 +36,6 @@ namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-constexpr const char* kInfer = "/v2/models/fashion-mnist/infer";
 
 json tensor_input(json shape, json data, const std::string& datatype = "FP32") {
   return {{"inputs", {{{"name", "input"}, {"datatype", datatype}, {"shape", std::move(shape)}, {"data", data}}}}};
@@ -44,7 +43,7 @@ json tensor_input(json shape, json data, const std::string& datatype = "FP32") {
 
 // Also: KserveHttpTest.BadRequestsAre400WithAnErrorMessage, KserveGrpcTest.WrongDatatypeOrShapeIsInvalidArgument.
 TEST_F(BadInputCatalogue, MalformedKserveTensors) {
-  const auto post = [&](const std::string& body) { return http_->post(kInfer, body, "application/json"); };
+  const auto post = [&](const std::string& body) { return http_->post(kFmnistInferPath, body, "application/json"); };
   const std::vector<float> image(28 * 28, 0.5f);
   expect_http(post("{not json"), 400, "JSON");
   expect_http(post(tensor_input({1, 1, 28, 28}, image, "INT64").dump()), 400, "datatype");

@@ -19,7 +19,7 @@ namespace tessera::csim_test {
 using abi::LayerDesc;
 
 // A C x H x W int8 tensor at `offset` in every image's arena.
-struct Tensor {
+struct ArenaTensor {
   uint32_t offset = 0, c = 0, h = 0, w = 0;
 };
 
@@ -48,14 +48,15 @@ class NetBuilder {
   std::vector<abi::LayerDesc>& layers() { return program_.layers; }
 
   // Reserves a tensor in every image's arena (64-byte aligned, kArenaAlignBytes).
-  Tensor tensor(uint32_t c, uint32_t h, uint32_t w) {
-    Tensor t{arena_bytes_, c, h, w};
+  ArenaTensor tensor(uint32_t c, uint32_t h, uint32_t w) {
+    ArenaTensor t{arena_bytes_, c, h, w};
     arena_bytes_ = align(arena_bytes_ + c * h * w, abi::kArenaAlignBytes);
     return t;
   }
 
   // Conv reading channels [in_base, +s.in_c) of `in`, writing [out_base, +s.out_c) of `out`.
-  LayerDesc& conv(const ConvSpec& s, const Tensor& in, uint32_t in_base, const Tensor& out, uint32_t out_base) {
+  LayerDesc& conv(const ConvSpec& s, const ArenaTensor& in, uint32_t in_base, const ArenaTensor& out,
+                  uint32_t out_base) {
     LayerDesc d{};
     d.op = abi::kOpConv;
     set_io(d, s.in_c, in, in_base, s.out_c, out, out_base);
@@ -102,8 +103,8 @@ class NetBuilder {
   }
 
   // Standalone pool over all channels of `in` into `out` (same channel count, given slices).
-  LayerDesc& pool(uint32_t kind, uint32_t c, const Tensor& in, uint32_t in_base, const Tensor& out, uint32_t out_base,
-                  uint32_t ph, uint32_t pw, uint32_t psh, uint32_t psw, uint32_t ppt, uint32_t ppl) {
+  LayerDesc& pool(uint32_t kind, uint32_t c, const ArenaTensor& in, uint32_t in_base, const ArenaTensor& out,
+                  uint32_t out_base, uint32_t ph, uint32_t pw, uint32_t psh, uint32_t psw, uint32_t ppt, uint32_t ppl) {
     LayerDesc d{};
     d.op = abi::kOpPool;
     set_io(d, c, in, in_base, c, out, out_base);
@@ -128,8 +129,8 @@ class NetBuilder {
   }
 
   // y = requantize_add(a, b, ...) on c channels of three tensors of one shape.
-  LayerDesc& add(uint32_t c, const Tensor& a, uint32_t a_base, const Tensor& b, uint32_t b_base, const Tensor& y,
-                 uint32_t y_base) {
+  LayerDesc& add(uint32_t c, const ArenaTensor& a, uint32_t a_base, const ArenaTensor& b, uint32_t b_base,
+                 const ArenaTensor& y, uint32_t y_base) {
     LayerDesc d{};
     d.op = abi::kOpAdd;
     set_io(d, c, a, a_base, c, y, y_base);
@@ -168,8 +169,8 @@ class NetBuilder {
  private:
   static uint32_t align(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
-  static void set_io(LayerDesc& d, uint32_t in_c, const Tensor& in, uint32_t in_base, uint32_t out_c, const Tensor& out,
-                     uint32_t out_base) {
+  static void set_io(LayerDesc& d, uint32_t in_c, const ArenaTensor& in, uint32_t in_base, uint32_t out_c,
+                     const ArenaTensor& out, uint32_t out_base) {
     d.in_c = in_c;
     d.in_h = in.h;
     d.in_w = in.w;

@@ -16,6 +16,7 @@
 namespace tessera {
 namespace {
 
+using csim_test::ArenaTensor;
 using csim_test::ConvSpec;
 using csim_test::expect_matches_reference;
 using csim_test::first_difference;
@@ -25,14 +26,13 @@ using csim_test::NetBuilder;
 using csim_test::randomise_tiles;
 using csim_test::run_kernel;
 using csim_test::run_reference;
-using csim_test::Tensor;
 using csim_test::tiles_of;
 
 TEST(KernelCsim, Conv3x3MatchesReferenceForEveryTiling) {
   NetBuilder net(1);
   ConvSpec s;
   s.in_c = 3, s.in_h = 6, s.in_w = 6, s.out_c = 4, s.kh = 3, s.kw = 3, s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
-  const Tensor in = net.tensor(3, 6, 6), out = net.tensor(4, s.out_h(), s.out_w());
+  const ArenaTensor in = net.tensor(3, 6, 6), out = net.tensor(4, s.out_h(), s.out_w());
   net.conv(s, in, 0, out, 0);
   net.finish(1);
   const std::vector<int8_t> want = run_reference(net);
@@ -61,7 +61,7 @@ TEST(KernelCsim, StridedDilatedConvWithAsymmetricPadding) {
   ConvSpec s;
   s.in_c = 5, s.in_h = 13, s.in_w = 11, s.out_c = 7, s.kh = 3, s.kw = 2, s.sh = 2, s.sw = 3, s.dh = 2, s.dw = 1;
   s.pad_t = 2, s.pad_b = 0, s.pad_l = 0, s.pad_r = 1;
-  const Tensor in = net.tensor(5, 13, 11), out = net.tensor(7, s.out_h(), s.out_w());
+  const ArenaTensor in = net.tensor(5, 13, 11), out = net.tensor(7, s.out_h(), s.out_w());
   net.conv(s, in, 0, out, 0);
   net.finish(1);
   expect_matches_reference(net, "whole-layer tiles");
@@ -77,7 +77,7 @@ TEST(KernelCsim, LargeKernelStride4Conv) {
   ConvSpec s;
   s.in_c = 3, s.in_h = 39, s.in_w = 35, s.out_c = 6, s.kh = 11, s.kw = 11, s.sh = 4, s.sw = 4, s.pad_t = 2;
   s.pad_l = 2, s.pad_b = 2, s.pad_r = 2;
-  const Tensor in = net.tensor(3, 39, 35), out = net.tensor(6, s.out_h(), s.out_w());
+  const ArenaTensor in = net.tensor(3, 39, 35), out = net.tensor(6, s.out_h(), s.out_w());
   net.conv(s, in, 0, out, 0);
   net.finish(1);
   expect_matches_reference(net, "whole-layer tiles");
@@ -91,7 +91,7 @@ TEST(KernelCsim, GroupedConvTilesInsideAndAcrossGroups) {
   ConvSpec s;
   s.in_c = 6, s.in_h = 7, s.in_w = 8, s.out_c = 12, s.kh = 3, s.kw = 3, s.groups = 3;
   s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
-  const Tensor in = net.tensor(6, 7, 8), out = net.tensor(12, s.out_h(), s.out_w());
+  const ArenaTensor in = net.tensor(6, 7, 8), out = net.tensor(12, s.out_h(), s.out_w());
   net.conv(s, in, 0, out, 0);
   net.finish(1);
   // out_per_group 4, in_per_group 2: tile_m 1, 2 lie inside a group; 4, 8, 12 cover whole groups
@@ -114,7 +114,7 @@ TEST(KernelCsim, DepthwiseConvWithStride) {
   ConvSpec s;
   s.in_c = 8, s.in_h = 9, s.in_w = 9, s.out_c = 8, s.kh = 3, s.kw = 3, s.sh = 2, s.sw = 2, s.groups = 8;
   s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1, s.act_lo = 0, s.act_hi = 96;  // ReLU6-style clip
-  const Tensor in = net.tensor(8, 9, 9), out = net.tensor(8, s.out_h(), s.out_w());
+  const ArenaTensor in = net.tensor(8, 9, 9), out = net.tensor(8, s.out_h(), s.out_w());
   net.conv(s, in, 0, out, 0);
   net.finish(2);
   for (uint32_t tm : {1u, 3u, 8u}) {
@@ -141,7 +141,7 @@ TEST(KernelCsim, DepthwiseModeMatchesReferenceAcrossShapesAndTiles) {
     s.pad_t = s.pad_b = sh.dh * (sh.kh - 1) / 2, s.pad_l = s.pad_r = (sh.kw - 1) / 2;
     s.pool = sh.pool, s.ph = s.pw = 2, s.psh = s.psw = 2;
     ASSERT_TRUE(abi::schedule::depthwise_lanes(s.in_c, s.out_c, s.groups, s.dw));
-    const Tensor in = net.tensor(72, 15, 17), out = net.tensor(73, s.out_h(), s.out_w());
+    const ArenaTensor in = net.tensor(72, 15, 17), out = net.tensor(73, s.out_h(), s.out_w());
     net.conv(s, in, 1, out, 3);
     net.finish(2);
     for (uint32_t tm : {64u, 35u, 7u}) {
@@ -166,7 +166,7 @@ TEST(KernelCsim, FusedMaxPoolWithRelu) {
   ConvSpec s;
   s.in_c = 4, s.in_h = 12, s.in_w = 10, s.out_c = 5, s.kh = 3, s.kw = 3, s.pad_t = s.pad_l = s.pad_b = s.pad_r = 1;
   s.pool = true, s.ph = 2, s.pw = 2, s.psh = 2, s.psw = 2, s.act_lo = 0;
-  const Tensor in = net.tensor(4, 12, 10), out = net.tensor(5, s.out_h(), s.out_w());
+  const ArenaTensor in = net.tensor(4, 12, 10), out = net.tensor(5, s.out_h(), s.out_w());
   ASSERT_EQ(out.h, 6u);
   ASSERT_EQ(out.w, 5u);
   net.conv(s, in, 0, out, 0);
@@ -185,7 +185,7 @@ TEST(KernelCsim, FusedMaxPoolPaddingNeverWins) {
   ConvSpec s;
   s.in_c = 2, s.in_h = 8, s.in_w = 8, s.out_c = 3, s.kh = 1, s.kw = 1;
   s.pool = true, s.ph = 3, s.pw = 3, s.psh = 2, s.psw = 2, s.ppt = s.ppl = s.ppb = s.ppr = 1;
-  const Tensor in = net.tensor(2, 8, 8), out = net.tensor(3, s.out_h(), s.out_w());
+  const ArenaTensor in = net.tensor(2, 8, 8), out = net.tensor(3, s.out_h(), s.out_w());
   LayerDesc& d = net.conv(s, in, 0, out, 0);
   std::vector<int8_t>& weights = net.mutable_program().weights;
   std::vector<int32_t>& quant = net.mutable_program().quant;
@@ -213,8 +213,8 @@ TEST(KernelCsim, VectorGroupsWideRowsAndFoldedFewChannelStem) {
   ConvSpec stem;
   stem.in_c = 3, stem.in_h = 20, stem.in_w = 90, stem.out_c = 8, stem.kh = 7, stem.kw = 7, stem.sh = 2, stem.sw = 2;
   stem.pad_t = stem.pad_l = stem.pad_b = stem.pad_r = 3;
-  const Tensor in = net.tensor(150, 5, 70), out = net.tensor(70, s.out_h(), s.out_w());
-  const Tensor in2 = net.tensor(3, 20, 90), out2 = net.tensor(8, stem.out_h(), stem.out_w());
+  const ArenaTensor in = net.tensor(150, 5, 70), out = net.tensor(70, s.out_h(), s.out_w());
+  const ArenaTensor in2 = net.tensor(3, 20, 90), out2 = net.tensor(8, stem.out_h(), stem.out_w());
   net.conv(s, in, 0, out, 0);
   net.conv(stem, in2, 0, out2, 0);
   net.finish(1);

@@ -15,6 +15,7 @@
 namespace tessera {
 namespace {
 
+using csim_test::ArenaTensor;
 using csim_test::ConvSpec;
 using csim_test::expect_matches_reference;
 using csim_test::first_difference;
@@ -24,12 +25,11 @@ using csim_test::NetBuilder;
 using csim_test::randomise_tiles;
 using csim_test::run_kernel;
 using csim_test::run_reference;
-using csim_test::Tensor;
 using csim_test::tiles_of;
 
 TEST(KernelCsim, StandaloneMaxPoolWithPadding) {
   NetBuilder net(8);
-  const Tensor in = net.tensor(6, 9, 9), out = net.tensor(4, 5, 5);
+  const ArenaTensor in = net.tensor(6, 9, 9), out = net.tensor(4, 5, 5);
   // Channels [1, 5) of a 6-channel tensor: 3x3 stride 2 pad 1 (9 -> 5).
   net.pool(abi::kPoolMax, 4, in, 1, out, 0, 3, 3, 2, 2, 1, 1);
   net.finish(2);
@@ -43,7 +43,7 @@ TEST(KernelCsim, StandaloneMaxPoolWithPadding) {
 TEST(KernelCsim, EmptyMaxWindowGivesMinus128) {
   // A 2x2 input with one output row/column too many: the last windows see only padding.
   NetBuilder net(9);
-  const Tensor in = net.tensor(1, 2, 2), out = net.tensor(1, 3, 3);
+  const ArenaTensor in = net.tensor(1, 2, 2), out = net.tensor(1, 3, 3);
   net.pool(abi::kPoolMax, 1, in, 0, out, 0, 2, 2, 2, 2, 1, 1);
   net.finish(1);
   const KernelRun run = run_kernel(net);
@@ -54,7 +54,7 @@ TEST(KernelCsim, EmptyMaxWindowGivesMinus128) {
 
 TEST(KernelCsim, AveragePoolGlobalAndWindowed) {
   NetBuilder net(10);
-  const Tensor in = net.tensor(5, 7, 7), global = net.tensor(5, 1, 1), windowed = net.tensor(5, 3, 3);
+  const ArenaTensor in = net.tensor(5, 7, 7), global = net.tensor(5, 1, 1), windowed = net.tensor(5, 3, 3);
   net.pool(abi::kPoolAverage, 5, in, 0, global, 0, 7, 7, 1, 1, 0, 0);    // 7x7 global average
   net.pool(abi::kPoolAverage, 5, in, 0, windowed, 0, 3, 3, 2, 2, 0, 0);  // 3x3 stride 2, no padding
   net.finish(2);
@@ -68,7 +68,7 @@ TEST(KernelCsim, AveragePoolGlobalAndWindowed) {
 
 TEST(KernelCsim, AddWithChannelSlices) {
   NetBuilder net(11);
-  const Tensor a = net.tensor(10, 6, 7), b = net.tensor(6, 6, 7), y = net.tensor(9, 6, 7);
+  const ArenaTensor a = net.tensor(10, 6, 7), b = net.tensor(6, 6, 7), y = net.tensor(9, 6, 7);
   net.add(4, a, 3, b, 2, y, 5);
   net.add(4, y, 5, a, 0, y, 5);  // in place: y = y + a
   net.finish(2);
@@ -88,8 +88,8 @@ TEST(KernelCsim, ConcatThroughChannelSlicesOverABatch) {
   s2.out_c = 6, s2.kh = s2.kw = 1, s2.pad_t = s2.pad_l = s2.pad_b = s2.pad_r = 0;
   ConvSpec s3 = s1;
   s3.in_c = 6, s3.out_c = 5, s3.sh = s3.sw = 2, s3.pool = true, s3.ph = s3.pw = 2, s3.psh = s3.psw = 1;
-  const Tensor input = net.tensor(3, 8, 8), cat = net.tensor(10, 8, 8);
-  const Tensor head = net.tensor(5, s3.out_h(), s3.out_w()), pooled = net.tensor(5, 1, 1);
+  const ArenaTensor input = net.tensor(3, 8, 8), cat = net.tensor(10, 8, 8);
+  const ArenaTensor head = net.tensor(5, s3.out_h(), s3.out_w()), pooled = net.tensor(5, 1, 1);
   net.conv(s1, input, 0, cat, 0);
   net.conv(s2, input, 0, cat, 4);
   net.conv(s3, cat, 2, head, 0);  // reads channels [2, 8): both producers

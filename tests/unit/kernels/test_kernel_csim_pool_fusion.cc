@@ -16,19 +16,19 @@
 namespace tessera {
 namespace {
 
+using csim_test::ArenaTensor;
 using csim_test::ConvSpec;
 using csim_test::first_difference;
 using csim_test::KernelRun;
 using csim_test::NetBuilder;
 using csim_test::randomise_tiles;
 using csim_test::run_kernel;
-using csim_test::Tensor;
 using csim_test::tiles_of;
 
 // in -> {1x1 conv, 3x3 pad 1 conv} -> concat (c1 + c2 channels) -> 3x3 stride 2 max-pool with
 // `pad` and `ceil_rows` extra output rows/cols (a partial last window) -> pooled.
 struct FireNet {
-  Tensor in, concat, pooled;
+  ArenaTensor in, concat, pooled;
 };
 
 FireNet build_fire(NetBuilder& net, uint32_t size, uint32_t pad, uint32_t ceil_extra) {
@@ -81,7 +81,7 @@ TEST(PoolFusion, FoldedPoolWritesTheSameBytesAsConvsThenPool) {
       // Every byte but the concat buffer's, which the folded program never writes.
       for (uint32_t n = 0; n < net.batch(); ++n) {
         const size_t image = static_cast<size_t>(n) * net.program().header.arena_image_bytes;
-        const auto slice = [&](const KernelRun& r, const Tensor& t) {
+        const auto slice = [&](const KernelRun& r, const ArenaTensor& t) {
           const auto* b = r.arena.data() + image + t.offset;
           return std::vector<int8_t>(b, b + static_cast<size_t>(t.c) * t.h * t.w);
         };
@@ -106,7 +106,7 @@ TEST(PoolFusion, PoolStaysWhereFoldingWouldChangeWhatSomeoneReads) {
   {
     NetBuilder net(402);
     const FireNet f = build_fire(net, 13, 0, 0);
-    const Tensor other = net.tensor(f.concat.c, 6, 6);
+    const ArenaTensor other = net.tensor(f.concat.c, 6, 6);
     net.pool(abi::kPoolMax, f.concat.c, f.concat, 0, other, 0, 3, 3, 2, 2, 0, 0);
     std::vector<std::string> names(4);
     EXPECT_EQ(plan::fuse_pools_into_producers(net.layers(), names, f.pooled.offset), 0u);

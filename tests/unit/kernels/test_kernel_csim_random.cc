@@ -16,6 +16,7 @@
 namespace tessera {
 namespace {
 
+using csim_test::ArenaTensor;
 using csim_test::ConvSpec;
 using csim_test::first_difference;
 using csim_test::KernelRun;
@@ -24,7 +25,6 @@ using csim_test::NetBuilder;
 using csim_test::randomise_tiles;
 using csim_test::run_kernel;
 using csim_test::run_reference;
-using csim_test::Tensor;
 using csim_test::tiles_of;
 
 // A random conv layer (reading and writing channel slices of larger tensors) under random tilings.
@@ -60,8 +60,8 @@ TEST(KernelCsim, RandomConvLayersMatchReferenceUnderAnyTiling) {
     s.act_lo = net.uniform(0, 1) == 0 ? -128 : 0;
     const uint32_t in_extra = static_cast<uint32_t>(net.uniform(0, 3)),
                    out_extra = static_cast<uint32_t>(net.uniform(0, 3));
-    const Tensor in = net.tensor(s.in_c + in_extra, s.in_h, s.in_w);
-    const Tensor out = net.tensor(s.out_c + out_extra, s.out_h(), s.out_w());
+    const ArenaTensor in = net.tensor(s.in_c + in_extra, s.in_h, s.in_w);
+    const ArenaTensor out = net.tensor(s.out_c + out_extra, s.out_h(), s.out_w());
     net.conv(s, in, static_cast<uint32_t>(net.uniform(0, static_cast<int32_t>(in_extra))), out,
              static_cast<uint32_t>(net.uniform(0, static_cast<int32_t>(out_extra))));
     net.finish(static_cast<uint32_t>(net.uniform(1, 2)));
@@ -93,8 +93,8 @@ TEST(KernelCsim, RandomPoolAndAddLayersMatchReference) {
     const uint32_t ppt = average ? 0 : static_cast<uint32_t>(net.uniform(0, static_cast<int32_t>(ph - 1)));
     const uint32_t ppl = average ? 0 : static_cast<uint32_t>(net.uniform(0, static_cast<int32_t>(pw - 1)));
     const uint32_t oh = (h + 2 * ppt - ph) / psh + 1, ow = (w + 2 * ppl - pw) / psw + 1;
-    const Tensor in = net.tensor(c + 1, h, w), pooled = net.tensor(c, oh, ow);
-    const Tensor other = net.tensor(c + 1, oh, ow), sum = net.tensor(c + 2, oh, ow);
+    const ArenaTensor in = net.tensor(c + 1, h, w), pooled = net.tensor(c, oh, ow);
+    const ArenaTensor other = net.tensor(c + 1, oh, ow), sum = net.tensor(c + 2, oh, ow);
     net.pool(average ? abi::kPoolAverage : abi::kPoolMax, c, in, 1, pooled, 0, ph, pw, psh, psw, ppt, ppl);
     net.add(c, pooled, 0, other, 1, sum, 2);
     net.finish(static_cast<uint32_t>(net.uniform(1, 3)));

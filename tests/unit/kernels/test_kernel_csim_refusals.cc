@@ -12,17 +12,17 @@
 namespace tessera {
 namespace {
 
+using csim_test::ArenaTensor;
 using csim_test::ConvSpec;
 using csim_test::KernelRun;
 using csim_test::LayerDesc;
 using csim_test::NetBuilder;
 using csim_test::run_kernel;
 using csim_test::run_words;
-using csim_test::Tensor;
 
 TEST(KernelCsim, BadProgramHeaderIsRefused) {
   NetBuilder net(13);
-  const Tensor in = net.tensor(2, 4, 4), out = net.tensor(2, 2, 2);
+  const ArenaTensor in = net.tensor(2, 4, 4), out = net.tensor(2, 2, 2);
   net.pool(abi::kPoolMax, 2, in, 0, out, 0, 2, 2, 2, 2, 0, 0);
   net.finish(1);
   const std::vector<uint32_t> good = net.program().program_words(1);
@@ -43,8 +43,8 @@ TEST(KernelCsim, OversizedTileIsBadLayerWithItsIndex) {
   NetBuilder net(14);
   ConvSpec s;
   s.in_c = 3, s.in_h = 300, s.in_w = 300, s.out_c = 4, s.kh = 11, s.kw = 11, s.sh = 4, s.sw = 4;
-  const Tensor in = net.tensor(3, 300, 300), out = net.tensor(4, s.out_h(), s.out_w());
-  const Tensor pooled = net.tensor(4, 1, 1);
+  const ArenaTensor in = net.tensor(3, 300, 300), out = net.tensor(4, s.out_h(), s.out_w());
+  const ArenaTensor pooled = net.tensor(4, 1, 1);
   net.conv(s, in, 0, out, 0);
   net.pool(abi::kPoolAverage, 4, out, 0, pooled, 0, 16, 16, 16, 16, 0, 0);
   net.pool(abi::kPoolMax, 4, out, 0, pooled, 0, 2, 2, 2, 2, 0, 0);
@@ -69,7 +69,7 @@ TEST(KernelCsim, InputStationaryOutsideItsConditionsIsBadLayer) {
   NetBuilder net(15);
   ConvSpec s;
   s.in_c = 8, s.in_h = 6, s.in_w = 6, s.out_c = 8, s.kh = 3, s.kw = 3, s.pad_t = s.pad_b = s.pad_l = s.pad_r = 1;
-  const Tensor in = net.tensor(8, 6, 6), out = net.tensor(8, 6, 6), pooled = net.tensor(8, 3, 3);
+  const ArenaTensor in = net.tensor(8, 6, 6), out = net.tensor(8, 6, 6), pooled = net.tensor(8, 3, 3);
   net.conv(s, in, 0, out, 0);
   net.pool(abi::kPoolMax, 8, out, 0, pooled, 0, 2, 2, 2, 2, 0, 0);
   net.finish(1);

@@ -24,7 +24,7 @@
 namespace tessera::host {
 namespace {
 
-struct ConvCase {
+struct OnednnConvCase {
   std::string name;
   Shape x, w;
   int stride, pad, dilation, group;
@@ -32,13 +32,13 @@ struct ConvCase {
   std::array<int, 4> pads{-1, -1, -1, -1};  // explicit pads (top, left, bottom, right) when >= 0
 };
 
-void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const OnednnConvCase& c, std::ostream* os) { *os << c.name; }
 
-class OnednnConvTest : public ::testing::TestWithParam<ConvCase> {};
+class OnednnConvTest : public ::testing::TestWithParam<OnednnConvCase> {};
 
 TEST_P(OnednnConvTest, MatchesThePortableConvWithinFloatRounding) {
 #if TESSERA_HAVE_ONEDNN
-  const ConvCase& c = GetParam();
+  const OnednnConvCase& c = GetParam();
   std::mt19937 rng(std::hash<std::string>{}(c.name) & 0xffffu);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   auto random = [&](Shape s) {
@@ -77,17 +77,17 @@ TEST_P(OnednnConvTest, MatchesThePortableConvWithinFloatRounding) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, OnednnConvTest,
-    ::testing::Values(ConvCase{"Stem7x7Stride2", {1, 3, 37, 41}, {16, 3, 7, 7}, 2, 3, 1, 1, true},
-                      ConvCase{"Conv3x3Pad1Batch3", {3, 32, 14, 14}, {32, 32, 3, 3}, 1, 1, 1, 1, true},
-                      ConvCase{"Conv3x3Stride2Ragged", {1, 19, 15, 13}, {21, 19, 3, 3}, 2, 1, 1, 1, true},
-                      ConvCase{"Pointwise", {2, 64, 9, 9}, {48, 64, 1, 1}, 1, 0, 1, 1, true},
-                      ConvCase{"PointwiseStride2NoBias", {1, 40, 10, 11}, {24, 40, 1, 1}, 2, 0, 1, 1, false},
-                      ConvCase{"Depthwise3x3Stride2", {1, 32, 17, 17}, {32, 1, 3, 3}, 2, 1, 1, 32, true},
-                      ConvCase{"Depthwise3x3Batch3", {3, 24, 8, 8}, {24, 1, 3, 3}, 1, 1, 1, 24, false},
-                      ConvCase{"Grouped", {1, 16, 12, 12}, {24, 4, 3, 3}, 1, 1, 1, 4, true},
-                      ConvCase{"Dilated", {1, 8, 16, 16}, {8, 8, 3, 3}, 1, 2, 2, 1, true},
-                      ConvCase{"AsymmetricPads", {1, 5, 9, 10}, {7, 5, 3, 2}, 1, 0, 1, 1, true, {0, 1, 2, 0}}),
-    [](const ::testing::TestParamInfo<ConvCase>& param) { return param.param.name; });
+    ::testing::Values(OnednnConvCase{"Stem7x7Stride2", {1, 3, 37, 41}, {16, 3, 7, 7}, 2, 3, 1, 1, true},
+                      OnednnConvCase{"Conv3x3Pad1Batch3", {3, 32, 14, 14}, {32, 32, 3, 3}, 1, 1, 1, 1, true},
+                      OnednnConvCase{"Conv3x3Stride2Ragged", {1, 19, 15, 13}, {21, 19, 3, 3}, 2, 1, 1, 1, true},
+                      OnednnConvCase{"Pointwise", {2, 64, 9, 9}, {48, 64, 1, 1}, 1, 0, 1, 1, true},
+                      OnednnConvCase{"PointwiseStride2NoBias", {1, 40, 10, 11}, {24, 40, 1, 1}, 2, 0, 1, 1, false},
+                      OnednnConvCase{"Depthwise3x3Stride2", {1, 32, 17, 17}, {32, 1, 3, 3}, 2, 1, 1, 32, true},
+                      OnednnConvCase{"Depthwise3x3Batch3", {3, 24, 8, 8}, {24, 1, 3, 3}, 1, 1, 1, 24, false},
+                      OnednnConvCase{"Grouped", {1, 16, 12, 12}, {24, 4, 3, 3}, 1, 1, 1, 4, true},
+                      OnednnConvCase{"Dilated", {1, 8, 16, 16}, {8, 8, 3, 3}, 1, 2, 2, 1, true},
+                      OnednnConvCase{"AsymmetricPads", {1, 5, 9, 10}, {7, 5, 3, 2}, 1, 0, 1, 1, true, {0, 1, 2, 0}}),
+    [](const ::testing::TestParamInfo<OnednnConvCase>& param) { return param.param.name; });
 
 // Engines' callers and the batch split's halves run the same layer at once: the cached
 // primitives (one per geometry, shared) must give each caller its own working memory. Four threads

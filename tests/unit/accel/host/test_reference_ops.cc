@@ -124,7 +124,7 @@ Tensor naive_conv(const Tensor& x, const Tensor& w, const Tensor* b, const ConvA
   return y;
 }
 
-struct ConvCase {
+struct ReferenceConvCase {
   Shape x;
   int m, kh, kw, sh, sw, dh, dw;
   std::array<int, 4> pads;
@@ -132,7 +132,7 @@ struct ConvCase {
 };
 
 TEST(Conv2d, MatchesNaiveLoopsOnRandomShapes) {
-  const std::vector<ConvCase> cases = {
+  const std::vector<ReferenceConvCase> cases = {
       {{2, 3, 9, 9}, 4, 1, 1, 1, 1, 1, 1, {0, 0, 0, 0}, 1},     // 1x1 direct path
       {{1, 3, 20, 22}, 5, 7, 7, 2, 2, 1, 1, {3, 3, 3, 3}, 1},   // stem-like
       {{2, 20, 20, 20}, 6, 3, 3, 1, 1, 1, 1, {1, 1, 1, 1}, 1},  // K = 180, plane 400: blocking
@@ -143,7 +143,7 @@ TEST(Conv2d, MatchesNaiveLoopsOnRandomShapes) {
       {{1, 4, 8, 8}, 4, 1, 1, 2, 2, 1, 1, {0, 0, 0, 0}, 1},     // 1x1 stride 2 (not direct)
   };
   std::mt19937 rng(7);
-  for (const ConvCase& c : cases) {
+  for (const ReferenceConvCase& c : cases) {
     ConvAttrs a;
     a.kernel = {c.kh, c.kw};
     a.stride = {c.sh, c.sw};

@@ -1,6 +1,8 @@
 // Builds small ONNX models with the protobuf API for the importer's tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -111,5 +113,12 @@ class ModelBuilder {
   ModelProto model_;
   bool static_batch_ = false;
 };
+
+// An import refused with `code` and a message containing `fragment` (the node or the reason).
+inline void expect_import_error(const Result<Graph>& graph, StatusCode code, const std::string& fragment) {
+  ASSERT_FALSE(graph.is_ok());
+  EXPECT_EQ(graph.status().code(), code) << graph.status().to_string();
+  EXPECT_NE(graph.status().message().find(fragment), std::string::npos) << graph.status().message();
+}
 
 }  // namespace tessera::testing

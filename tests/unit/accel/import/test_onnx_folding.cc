@@ -18,6 +18,7 @@ namespace {
 using tessera::onnx::AttributeProto;
 using tessera::onnx::NodeProto;
 using tessera::onnx::TensorProto;
+using testing::expect_import_error;
 using testing::ModelBuilder;
 
 TensorProto* int64_constant(ModelBuilder& b, const std::string& name, const std::vector<int64_t>& dims,
@@ -31,12 +32,6 @@ TensorProto* int64_constant(ModelBuilder& b, const std::string& name, const std:
   for (int64_t d : dims) t->add_dims(d);
   for (int64_t v : values) t->add_int64_data(v);
   return t;
-}
-
-void expect_error(const Result<Graph>& graph, StatusCode code, const std::string& fragment) {
-  ASSERT_FALSE(graph.is_ok());
-  EXPECT_EQ(graph.status().code(), code) << graph.status().to_string();
-  EXPECT_NE(graph.status().message().find(fragment), std::string::npos) << graph.status().message();
 }
 
 Tensor run_one(const Graph& graph, const Tensor& x) {
@@ -150,8 +145,8 @@ TEST(OnnxFolding, ShapeOfADynamicBatchIsAClearError) {
   b.input("x", {1, 4}).output("y");
   b.node("Shape", {"x"}, {"s"}, "shape_of_x");
   b.node("Reshape", {"x", "s"}, {"y"});
-  expect_error(b.import(), StatusCode::kUnimplemented, "node 'shape_of_x' (Shape)");
-  expect_error(b.import(), StatusCode::kUnimplemented, "static input shape");
+  expect_import_error(b.import(), StatusCode::kUnimplemented, "node 'shape_of_x' (Shape)");
+  expect_import_error(b.import(), StatusCode::kUnimplemented, "static input shape");
 }
 
 // The opset-13 LayerNorm chain becomes one LayerNormalization with the scale and bias, and
@@ -257,7 +252,7 @@ TEST(OnnxFolding, LayerNormalizationIsOneOpAtOpset17) {
   old.static_batch().input("x", {1, 2, 4}).output("y");
   old.initializer("gamma", {4}, {1, 1, 1, 1});
   old.node("LayerNormalization", {"x", "gamma"}, {"y"}, "early_ln");
-  expect_error(old.import(), StatusCode::kUnimplemented, "node 'early_ln' (LayerNormalization)");
+  expect_import_error(old.import(), StatusCode::kUnimplemented, "node 'early_ln' (LayerNormalization)");
 }
 
 // Opset 18: ReduceMean's axes are an operand; Pad's axes too.
@@ -296,7 +291,7 @@ TEST(OnnxFolding, SplitBecomesSlices) {
   bad.static_batch().input("x", {1, 6}).output("b");
   bad.int64_initializer("sizes", {2, 5});
   ModelBuilder::integer(bad.node("Split", {"x", "sizes"}, {"a", "b"}, "uneven"), "axis", 1);
-  expect_error(bad.import(), StatusCode::kInvalidArgument, "node 'uneven' (Split)");
+  expect_import_error(bad.import(), StatusCode::kInvalidArgument, "node 'uneven' (Split)");
 }
 
 // Malformed nodes: the error names the node and what is wrong, at load.
@@ -305,27 +300,28 @@ TEST(OnnxFolding, MalformedNodesAreRefusedAtLoad) {
     ModelBuilder b;
     b.static_batch().input("x", {1, 2, 3}).output("y");
     ModelBuilder::ints(b.node("Transpose", {"x"}, {"y"}, "short_perm"), "perm", {0, 1});
-    expect_error(b.import(), StatusCode::kInvalidArgument, "node 'short_perm' (Transpose): perm has 2 entries");
+    expect_import_error(b.import(), StatusCode::kInvalidArgument, "node 'short_perm' (Transpose): perm has 2 entries");
   }
   {
     ModelBuilder b;
     b.static_batch().input("x", {1, 2, 3}).output("y");
     ModelBuilder::ints(b.node("ReduceMean", {"x"}, {"y"}, "far_axis"), "axes", {5});
-    expect_error(b.import(), StatusCode::kInvalidArgument, "node 'far_axis' (ReduceMean): axis 5 is out of range");
+    expect_import_error(b.import(), StatusCode::kInvalidArgument,
+                        "node 'far_axis' (ReduceMean): axis 5 is out of range");
   }
   {
     ModelBuilder b;
     b.static_batch().input("x", {1, 2, 3}).output("y");
     b.int64_initializer("idx", {7});
     b.node("Gather", {"x", "idx"}, {"y"}, "past_end");
-    expect_error(b.import(), StatusCode::kInvalidArgument, "node 'past_end' (Gather): index 7 is out of range");
+    expect_import_error(b.import(), StatusCode::kInvalidArgument, "node 'past_end' (Gather): index 7 is out of range");
   }
   {
     ModelBuilder b;
     b.static_batch().input("x", {1, 2, 3}).output("y");
     b.int64_initializer("pads", {1, 1});
     b.node("Pad", {"x", "pads"}, {"y"}, "few_pads");
-    expect_error(b.import(), StatusCode::kInvalidArgument, "node 'few_pads' (Pad): pads has 2 entries");
+    expect_import_error(b.import(), StatusCode::kInvalidArgument, "node 'few_pads' (Pad): pads has 2 entries");
   }
   {
     ModelBuilder b;
@@ -336,21 +332,21 @@ TEST(OnnxFolding, MalformedNodesAreRefusedAtLoad) {
     a->set_name("mode");
     a->set_type(AttributeProto::STRING);
     a->set_s("reflect");
-    expect_error(b.import(), StatusCode::kUnimplemented, "node 'mirror' (Pad): mode 'reflect'");
+    expect_import_error(b.import(), StatusCode::kUnimplemented, "node 'mirror' (Pad): mode 'reflect'");
   }
   {
     ModelBuilder b(17);
     b.static_batch().input("x", {1, 2, 3}).output("y");
     b.initializer("gamma", {2}, {1, 1});
     b.node("LayerNormalization", {"x", "gamma"}, {"y"}, "bad_scale");
-    expect_error(b.import(), StatusCode::kInvalidArgument, "node 'bad_scale' (LayerNormalization): scale [2]");
+    expect_import_error(b.import(), StatusCode::kInvalidArgument, "node 'bad_scale' (LayerNormalization): scale [2]");
   }
   {
     ModelBuilder b;
     b.static_batch().input("x", {1, 4}).output("y");
     b.node("Add", {"x", "x"}, {"s"});
     b.node("MatMul", {"s", "x"}, {"y"}, "mismatched");
-    expect_error(b.import(), StatusCode::kInvalidArgument, "node 'mismatched' (MatMul): inner dims differ");
+    expect_import_error(b.import(), StatusCode::kInvalidArgument, "node 'mismatched' (MatMul): inner dims differ");
   }
 }
 
@@ -358,8 +354,9 @@ TEST(OnnxFolding, MissingOperatorNamesTheNearestRewrite) {
   ModelBuilder b;
   b.static_batch().input("x", {1, 4}).output("y");
   b.node("ReduceSum", {"x"}, {"y"}, "total");
-  expect_error(b.import(), StatusCode::kUnimplemented, "node 'total' (ReduceSum): operator ReduceSum is not supported");
-  expect_error(b.import(), StatusCode::kUnimplemented, "nearest supported rewrite: ReduceMean");
+  expect_import_error(b.import(), StatusCode::kUnimplemented,
+                      "node 'total' (ReduceSum): operator ReduceSum is not supported");
+  expect_import_error(b.import(), StatusCode::kUnimplemented, "nearest supported rewrite: ReduceMean");
 }
 
 }  // namespace

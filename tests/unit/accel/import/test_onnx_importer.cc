@@ -14,6 +14,7 @@ namespace {
 using tessera::onnx::AttributeProto;
 using tessera::onnx::NodeProto;
 using tessera::onnx::TensorProto;
+using testing::expect_import_error;
 using testing::ModelBuilder;
 
 TEST(OnnxImporter, ConvAttributesAndConstants) {
@@ -146,43 +147,36 @@ TEST(OnnxImporter, PoolingGemmBatchNormLrnAttributes) {
   EXPECT_FLOAT_EQ(g.alpha, 0.5f);
 }
 
-// Every refusal is a Status with the right code whose message names the node or the reason.
-void expect_error(const Result<Graph>& graph, StatusCode code, const std::string& fragment) {
-  ASSERT_FALSE(graph.is_ok());
-  EXPECT_EQ(graph.status().code(), code) << graph.status().to_string();
-  EXPECT_NE(graph.status().message().find(fragment), std::string::npos) << graph.status().message();
-}
-
 TEST(OnnxImporter, GarbageBytesAreInvalidArgument) {
   const std::string junk = "\x08\x96\x01this is not an onnx file\xff\xff\xff";
-  expect_error(import_onnx({reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}), StatusCode::kInvalidArgument,
-               "ONNX");
-  expect_error(import_onnx({}), StatusCode::kInvalidArgument, "empty");
+  expect_import_error(import_onnx({reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}),
+                      StatusCode::kInvalidArgument, "ONNX");
+  expect_import_error(import_onnx({}), StatusCode::kInvalidArgument, "empty");
 }
 
 TEST(OnnxImporter, MissingFileIsNotFound) {
-  expect_error(import_onnx_file("/nonexistent/model.onnx"), StatusCode::kNotFound, "/nonexistent/model.onnx");
+  expect_import_error(import_onnx_file("/nonexistent/model.onnx"), StatusCode::kNotFound, "/nonexistent/model.onnx");
 }
 
 TEST(OnnxImporter, UnsupportedOperatorNamesTheNode) {
   ModelBuilder b;
   b.input("x", {1, 4}).output("y");
   b.node("Sin", {"x"}, {"y"}, "weird_sine");
-  expect_error(b.import(), StatusCode::kUnimplemented, "node 'weird_sine' (Sin)");
+  expect_import_error(b.import(), StatusCode::kUnimplemented, "node 'weird_sine' (Sin)");
 }
 
 TEST(OnnxImporter, OpsetOutsideTheSupportedRangeIsRefused) {
   ModelBuilder b(9);
   b.input("x", {1, 4}).output("y");
   b.node("Relu", {"x"}, {"y"});
-  expect_error(b.import(), StatusCode::kUnimplemented, "opset 9");
+  expect_import_error(b.import(), StatusCode::kUnimplemented, "opset 9");
 }
 
 TEST(OnnxImporter, NonConstantReshapeShapeIsRefused) {
   ModelBuilder b;
   b.input("x", {1, 4}).input("s", {2}).output("y");
   b.node("Reshape", {"x", "s"}, {"y"}, "dynamic_reshape");
-  expect_error(b.import(), StatusCode::kUnimplemented, "node 'dynamic_reshape' (Reshape)");
+  expect_import_error(b.import(), StatusCode::kUnimplemented, "node 'dynamic_reshape' (Reshape)");
 }
 
 TEST(OnnxImporter, SamePaddingAndBadAttributesAreRefused) {
@@ -195,14 +189,14 @@ TEST(OnnxImporter, SamePaddingAndBadAttributesAreRefused) {
     a->set_name("auto_pad");
     a->set_type(AttributeProto::STRING);
     a->set_s("SAME_UPPER");
-    expect_error(b.import(), StatusCode::kUnimplemented, "auto_pad=SAME_UPPER");
+    expect_import_error(b.import(), StatusCode::kUnimplemented, "auto_pad=SAME_UPPER");
   }
   {
     ModelBuilder b;
     b.input("x", {1, 1, 4, 4}).output("y");
     NodeProto* pool = b.node("MaxPool", {"x"}, {"y"}, "pool3d");
     ModelBuilder::ints(pool, "kernel_shape", {2, 2, 2});
-    expect_error(b.import(), StatusCode::kUnimplemented, "node 'pool3d' (MaxPool)");
+    expect_import_error(b.import(), StatusCode::kUnimplemented, "node 'pool3d' (MaxPool)");
   }
   {
     ModelBuilder b;
@@ -212,7 +206,7 @@ TEST(OnnxImporter, SamePaddingAndBadAttributesAreRefused) {
     a->set_name("kernel_shape");
     a->set_type(AttributeProto::FLOAT);
     a->set_f(2.0f);
-    expect_error(b.import(), StatusCode::kInvalidArgument, "'kernel_shape' must be a list of ints");
+    expect_import_error(b.import(), StatusCode::kInvalidArgument, "'kernel_shape' must be a list of ints");
   }
 }
 
@@ -222,14 +216,14 @@ TEST(OnnxImporter, TruncatedWeightsAreInvalidArgument) {
   TensorProto* w = b.initializer("w", {4, 4}, std::vector<float>(16, 1.0f));
   w->mutable_raw_data()->resize(10);
   b.node("MatMul", {"x", "w"}, {"y"});
-  expect_error(b.import(), StatusCode::kInvalidArgument, "initializer 'w'");
+  expect_import_error(b.import(), StatusCode::kInvalidArgument, "initializer 'w'");
 }
 
 TEST(OnnxImporter, UndefinedOperandIsAnErrorNamingTheNode) {
   ModelBuilder b;
   b.input("x", {1, 4}).output("y");
   b.node("Add", {"x", "nowhere"}, {"y"}, "add_ghost");
-  expect_error(b.import(), StatusCode::kInvalidArgument, "add_ghost");
+  expect_import_error(b.import(), StatusCode::kInvalidArgument, "add_ghost");
 }
 
 TEST(OnnxImporter, UsedSecondOutputIsRefused) {
@@ -237,7 +231,7 @@ TEST(OnnxImporter, UsedSecondOutputIsRefused) {
   b.input("x", {1, 1, 4, 4}).output("y");
   NodeProto* pool = b.node("MaxPool", {"x"}, {"y", "indices"}, "pool_with_indices");
   ModelBuilder::ints(pool, "kernel_shape", {2, 2});
-  expect_error(b.import(), StatusCode::kUnimplemented, "pool_with_indices");
+  expect_import_error(b.import(), StatusCode::kUnimplemented, "pool_with_indices");
 }
 
 }  // namespace

@@ -17,15 +17,12 @@
 #include "accel/plan/model_plan.h"
 #include "accel/plan/plan_cache.h"
 #include "kernels/kernel_abi.h"
+#include "tests/unit/accel/plan/board_profiles.h"
 
 namespace tessera::plan {
 namespace {
 
-BoardProfile board(const char* name) {
-  auto b = load_board_profile(name);
-  EXPECT_TRUE(b.is_ok()) << b.status().to_string();
-  return b.is_ok() ? b.value() : BoardProfile{};
-}
+using testing::board;
 
 abi::LayerDesc pool_desc(uint32_t c, uint32_t h, uint32_t w) {
   abi::LayerDesc d{};

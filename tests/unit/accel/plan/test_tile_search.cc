@@ -12,15 +12,12 @@
 #include "accel/plan/cost_model.h"
 #include "accel/plan/tile_search.h"
 #include "kernels/kernel_abi.h"
+#include "tests/unit/accel/plan/board_profiles.h"
 
 namespace tessera::plan {
 namespace {
 
-BoardProfile board(const char* name) {
-  auto b = load_board_profile(name);
-  EXPECT_TRUE(b.is_ok()) << b.status().to_string();
-  return b.is_ok() ? b.value() : BoardProfile{};
-}
+using testing::board;
 
 TEST(BoardProfile, AllBoardsLoad) {
   const std::vector<std::string> expected = {"aws-f1", "zc702", "zc706", "zcu102", "zcu104"};
