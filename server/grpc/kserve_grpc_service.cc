@@ -37,7 +37,7 @@ using kserve::ShmRequest;
 
 namespace {
 
-constexpr const char* kVia = "kserve-grpc";
+constexpr const char* kUnaryVia = "kserve-grpc";
 
 }  // namespace
 
@@ -87,7 +87,7 @@ grpc::ServerUnaryReactor* KserveGrpcService::ModelInfer(grpc::CallbackServerCont
                                                         const inference::ModelInferRequest* request,
                                                         inference::ModelInferResponse* response) {
   AdmissionRequest admission;
-  admission.via = kVia;
+  admission.via = kUnaryVia;
   admission.model = request->model_name();
   admission.version = request->model_version();
   admission.request_id = request->id();

@@ -26,7 +26,7 @@ using kserve::ShmRequest;
 
 namespace {
 
-constexpr const char* kVia = "kserve-grpc-stream";
+constexpr const char* kStreamVia = "kserve-grpc-stream";
 
 // The answer to a request that failed: its id and model, and the error as Triton words it.
 inference::ModelStreamInferResponse error_answer(const inference::ModelInferRequest& request, const Status& status) {
@@ -49,7 +49,7 @@ StreamInferReactor::StreamInferReactor(ModelRepository& models, Admission& admis
 
 void StreamInferReactor::submit(inference::ModelInferRequest request) {
   AdmissionRequest admission;
-  admission.via = kVia;
+  admission.via = kStreamVia;
   admission.model = request.model_name();
   admission.version = request.model_version();
   admission.request_id = request.id();

@@ -65,7 +65,7 @@ std::vector<float> iota(size_t n, float start = 1.0f, float step = 1.0f) {
   return v;
 }
 
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
+void expect_all_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_NEAR(got[i], want[i], tol * std::max(1.0f, std::fabs(want[i]))) << "at " << i;
@@ -114,8 +114,8 @@ TEST(CaffeImporter, ConvolutionHWFormsGroupAndBias) {
   EXPECT_EQ(y.shape, (Shape{1, 2, 2, 3}));
   // channel 0 (1..9): the sums of input rows (pad, 0, 1) and (1, 2, pad).
   // channel 1 (10..18): 2 * input row 0 and row 2.
-  expect_near(y.data, {1 + 4 + 0.5f, 2 + 5 + 0.5f, 3 + 6 + 0.5f, 4 + 7 + 0.5f, 5 + 8 + 0.5f, 6 + 9 + 0.5f, 20 - 1,
-                       22 - 1, 24 - 1, 32 - 1, 34 - 1, 36 - 1});
+  expect_all_near(y.data, {1 + 4 + 0.5f, 2 + 5 + 0.5f, 3 + 6 + 0.5f, 4 + 7 + 0.5f, 5 + 8 + 0.5f, 6 + 9 + 0.5f, 20 - 1,
+                           22 - 1, 24 - 1, 32 - 1, 34 - 1, 36 - 1});
 }
 
 TEST(CaffeImporter, ConvolutionDilationAndNoBias) {
@@ -203,7 +203,7 @@ TEST(CaffeImporter, ReluAndLeakyRelu) {
   auto g = import(net);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   Tensor y = run(*g, Tensor({1, 1, 1, 4}, {-4, -1, 0, 3}));
-  expect_near(y.data, {0, 0, 0, 3, -1, -0.25f, 0, 3});
+  expect_all_near(y.data, {0, 0, 0, 3, -1, -0.25f, 0, 3});
 }
 
 TEST(CaffeImporter, InnerProductPlainTransposedLegacyBlobAndAxis) {
@@ -217,7 +217,7 @@ TEST(CaffeImporter, InnerProductPlainTransposedLegacyBlobAndAxis) {
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   Tensor y = run(*g, Tensor({1, 2, 1, 2}, {1, 2, 3, 4}));
   // fc = [1 + 10, 2 + 3 + 4 + 20] = [11, 29]; fct = fc x [[1,2,3],[4,5,6]]
-  expect_near(y.data, {11 + 29 * 4, 22 + 29 * 5, 33 + 29 * 6});
+  expect_all_near(y.data, {11 + 29 * 4, 22 + 29 * 5, 33 + 29 * 6});
 
   const std::string axis_net = input_layer({1, 2, 1, 3}) + R"(
     layer { name: 'fc' type: 'InnerProduct' bottom: 'data' top: 'fc' inner_product_param { num_output: 1 axis: 2 } })";
@@ -227,7 +227,7 @@ TEST(CaffeImporter, InnerProductPlainTransposedLegacyBlobAndAxis) {
   ASSERT_TRUE(ga.is_ok()) << ga.status().to_string();
   Tensor ya = run(*ga, Tensor({2, 2, 1, 3}, iota(12)));
   EXPECT_EQ(ya.shape, (Shape{2, 2, 1}));
-  expect_near(ya.data, {6, 15, 24, 33});
+  expect_all_near(ya.data, {6, 15, 24, 33});
 }
 
 TEST(CaffeImporter, LrnAcrossAndWithinChannel) {
@@ -265,7 +265,7 @@ TEST(CaffeImporter, ConcatAxisAndLegacyConcatDim) {
   EXPECT_EQ(std::get<AxisAttrs>(g->nodes[1].attrs).axis, 2);
   Tensor y = run(*g, Tensor({1, 1, 2, 2}, {1, 2, 3, 4}));
   EXPECT_EQ(y.shape, (Shape{1, 1, 4, 4}));
-  expect_near(y.data, {1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4});
+  expect_all_near(y.data, {1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4});
 }
 
 TEST(CaffeImporter, EltwiseSumWithCoeffsProdAndMax) {
@@ -286,7 +286,7 @@ TEST(CaffeImporter, EltwiseSumWithCoeffsProdAndMax) {
   for (float v : x) want.push_back(3 * v - 0.5f * std::fabs(v));
   for (float v : x) want.push_back(v * std::fabs(v));
   for (size_t i = 0; i < 3; ++i) want.push_back(std::max({x[i], want[i], want[3 + i]}));
-  expect_near(y.data, want);
+  expect_all_near(y.data, want);
 }
 
 TEST(CaffeImporter, BatchNormAndScaleFoldIntoOneNode) {
@@ -307,7 +307,7 @@ TEST(CaffeImporter, BatchNormAndScaleFoldIntoOneNode) {
   Tensor y = run(*g, Tensor({1, 2, 1, 1}, {5, -1}));
   const float y0 = (5 - 1) / std::sqrt(4 + 0.001f) * 3 + 1;
   const float y1 = (-1 + 2) / std::sqrt(0.25f + 0.001f) * 0.5f - 1;
-  expect_near(y.data, {std::max(y0, 0.0f), std::max(y1, 0.0f)});
+  expect_all_near(y.data, {std::max(y0, 0.0f), std::max(y1, 0.0f)});
 }
 
 TEST(CaffeImporter, StandaloneScaleBroadcastsOverTrailingDims) {
@@ -317,7 +317,7 @@ TEST(CaffeImporter, StandaloneScaleBroadcastsOverTrailingDims) {
   w.add("sc", {{{2}, {2, -1}}, {{2}, {0.5f, 1}}});
   auto g = import(net, w);
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
-  expect_near(run(*g, Tensor({1, 2, 1, 2}, {1, 2, 3, 4})).data, {2.5f, 4.5f, -2, -3});
+  expect_all_near(run(*g, Tensor({1, 2, 1, 2}, {1, 2, 3, 4})).data, {2.5f, 4.5f, -2, -3});
 }
 
 TEST(CaffeImporter, DropoutSplitAndInPlaceTopsNeedNoNodes) {
@@ -330,7 +330,7 @@ TEST(CaffeImporter, DropoutSplitAndInPlaceTopsNeedNoNodes) {
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   EXPECT_EQ(g->nodes.size(), 2u);  // Relu and Add
   ASSERT_EQ(g->outputs.size(), 1u);
-  expect_near(run(*g, Tensor({1, 2, 1, 1}, {-3, 2})).data, {-3, 4});
+  expect_all_near(run(*g, Tensor({1, 2, 1, 1}, {-3, 2})).data, {-3, 4});
 }
 
 TEST(CaffeImporter, SoftmaxFlattenAndReshape) {
@@ -348,8 +348,8 @@ TEST(CaffeImporter, SoftmaxFlattenAndReshape) {
   EXPECT_EQ(shapes->at("out"), (Shape{2, 12}));
   Tensor y = run(*g, Tensor({1, 2, 2, 3}, {0, 0, 0, 1, 2, 3, 0, 0, 0, 0, 0, 0}));
   const float e = std::exp(1.0f) + std::exp(2.0f) + std::exp(3.0f);
-  expect_near(y.data, {1 / 3.f, 1 / 3.f, 1 / 3.f, std::exp(1.0f) / e, std::exp(2.0f) / e, std::exp(3.0f) / e, 1 / 3.f,
-                       1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f});
+  expect_all_near(y.data, {1 / 3.f, 1 / 3.f, 1 / 3.f, std::exp(1.0f) / e, std::exp(2.0f) / e, std::exp(3.0f) / e,
+                           1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f, 1 / 3.f});
 }
 
 TEST(CaffeImporter, InputForms) {
@@ -380,7 +380,7 @@ TEST(CaffeImporter, LegacyV1LayersAndTrainPhaseLayersSkipped) {
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   Tensor y = run(*g, Tensor({1, 1, 2, 2}, {0, 5, 5, 1}));
   // conv+relu = [0, 9, 9, 1]; fc = [0, 1]; softmax
-  expect_near(y.data, {1 / (1 + std::exp(1.0f)), std::exp(1.0f) / (1 + std::exp(1.0f))});
+  expect_all_near(y.data, {1 / (1 + std::exp(1.0f)), std::exp(1.0f) / (1 + std::exp(1.0f))});
 }
 
 TEST(CaffeImporter, ErrorsNameTheLayer) {

@@ -68,7 +68,7 @@ TEST(QuantizePerChannel, MaxMagnitudeMapsTo127PerChannel) {
 
 // input [N,3,12,12] -> conv 3x3 (8) -> BN -> relu -> maxpool 2 -> conv 3x3 (16) -> relu
 // -> global avg pool -> flatten -> gemm (5)
-Graph small_cnn() {
+Graph small_bn_cnn() {
   Graph g;
   g.name = "small";
   g.inputs = {{"x", {-1, 3, 12, 12}}};
@@ -106,7 +106,7 @@ Graph small_cnn() {
 }
 
 TEST(FoldBatchNorm, KeepsTheFloatResult) {
-  const Graph g = small_cnn();
+  const Graph g = small_bn_cnn();
   Graph folded = g;
   auto count = fold_batch_norm(folded);
   ASSERT_TRUE(count.is_ok()) << count.status().to_string();
@@ -123,7 +123,7 @@ TEST(FoldBatchNorm, KeepsTheFloatResult) {
 }
 
 TEST(Partition, ConvsWithFusedReluAndPoolOnTheFabricFcOnTheHost) {
-  Graph g = small_cnn();
+  Graph g = small_bn_cnn();
   ASSERT_TRUE(fold_batch_norm(g).is_ok());
   auto shapes = infer_shapes(g, 1);
   ASSERT_TRUE(shapes.is_ok());
@@ -149,7 +149,7 @@ TEST(Partition, ConvsWithFusedReluAndPoolOnTheFabricFcOnTheHost) {
 }
 
 TEST(Compiler, DescriptorsFitTheFabricAndCarryTheActivation) {
-  Graph g = small_cnn();
+  Graph g = small_bn_cnn();
   ASSERT_TRUE(fold_batch_norm(g).is_ok());
   auto ranges = quant::calibrate_ranges(g, {random_tensor({4, 3, 12, 12}, 10)}, {});
   ASSERT_TRUE(ranges.is_ok()) << ranges.status().to_string();
