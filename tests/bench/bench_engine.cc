@@ -4,8 +4,9 @@
 // (fabric || host stages) against sequential. A benchmark, not a test: run it with
 // tests/bench/run_bench.sh, which also runs OpenCV's DNN module and oneDNN on the same models.
 //
-// Usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b,...]
-//                      [--precision int8|fp32] [--batches 1,8]
+// Usage: tessera_bench --zoo DIR [--families DIR] --bundled DIR [--seconds S]
+//                      [--only NAME | --models a,b,...] [--precision int8|fp32] [--batches 1,8]
+// --families: tools/make_families.py's folder; its families (opset 17) can be named as models.
 // --precision runs one precision's rows only, without the pipeline table; --batches the batch
 // sizes (default 1,8): for profiling one configuration (perf, TESSERA_EMU_PROFILE).
 // --models names the zoo models to run after the bundled one (default squeezenet1_1,resnet18);
@@ -20,10 +21,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "accel/device/device_registry.h"
 #include "accel/runtime/engine.h"
@@ -53,20 +57,52 @@ std::vector<float> read_floats(const std::filesystem::path& path) {
   return v;
 }
 
-// A zoo model as a model folder (model.toml + labels) in a temp dir; the zoo input's first
-// image is the sample, both images the calibration set.
-BenchModel zoo_model(const std::filesystem::path& zoo, const std::string& name) {
+// Where a named model's files are: a zoo model (tools/make_zoo.py: NAME/model.onnx, input.f32) or,
+// with --families, a torchvision family (tools/make_families.py: NAME/opset17/model.onnx,
+// inputs.f32); both say the input's shape in NAME/meta.json.
+struct ModelFiles {
+  std::filesystem::path onnx, inputs;
+  int64_t images = 0, side = 0;
+};
+
+std::optional<ModelFiles> find_model(const std::filesystem::path& zoo, const std::filesystem::path& families,
+                                     const std::string& name) {
+  ModelFiles f;
+  nlohmann::json meta;
+  if (!families.empty() && std::filesystem::exists(families / name / "opset17" / "model.onnx")) {
+    f.onnx = families / name / "opset17" / "model.onnx";
+    f.inputs = families / name / "inputs.f32";
+    meta = nlohmann::json::parse(std::ifstream(families / name / "meta.json"), nullptr, false);
+    if (meta.is_discarded()) return std::nullopt;
+    f.images = meta.value("count", int64_t{0});
+  } else if (!zoo.empty() && std::filesystem::exists(zoo / name / "model.onnx")) {
+    f.onnx = zoo / name / "model.onnx";
+    f.inputs = zoo / name / "input.f32";
+    meta = nlohmann::json::parse(std::ifstream(zoo / name / "meta.json"), nullptr, false);
+    if (meta.is_discarded()) return std::nullopt;
+    f.images = meta["input_shape"][0].get<int64_t>();
+  } else {
+    return std::nullopt;
+  }
+  f.side = meta["input_shape"][2].get<int64_t>();
+  return f;
+}
+
+// A model as a model folder (model.toml + labels) in a temp dir; its first image is the sample,
+// all its images the calibration set.
+BenchModel folder_model(const std::string& name, const ModelFiles& files) {
   const auto dir = std::filesystem::temp_directory_path() / ("tessera-bench-" + name);
   std::filesystem::create_directories(dir);
-  testing::place_in_model_folder(zoo / name / "model.onnx", dir, "model.onnx");
+  testing::place_in_model_folder(files.onnx, dir, "model.onnx");
   std::ofstream(dir / "model.toml") << "name = \"" << name
                                     << "\"\nfile = \"model.onnx\"\nlabels = \"labels.txt\"\n[input]\nwidth = "
-                                       "224\nheight = 224\nchannels = 3\n";
+                                    << files.side << "\nheight = " << files.side << "\nchannels = 3\n";
   std::ofstream labels(dir / "labels.txt");
   for (int i = 0; i < 1000; ++i) labels << "class" << i << "\n";
-  Tensor both({2, 3, 224, 224}, read_floats(zoo / name / "input.f32"));
-  Tensor first({1, 3, 224, 224}, std::vector<float>(both.data.begin(), both.data.begin() + 3 * 224 * 224));
-  return {name, dir, first, {both}};
+  Tensor all({files.images, 3, files.side, files.side}, read_floats(files.inputs));
+  const int64_t one = 3 * files.side * files.side;
+  Tensor first({1, 3, files.side, files.side}, std::vector<float>(all.data.begin(), all.data.begin() + one));
+  return {name, dir, first, {all}};
 }
 
 BenchModel bundled_model(const std::filesystem::path& dir) {
@@ -122,16 +158,19 @@ std::unique_ptr<Engine> load(const BenchModel& m, Precision precision, bool pipe
   return std::move(engine).value();
 }
 
-// Appends the zoo's models named in the comma-separated `names`; false (said) when one is missing.
-bool add_zoo_models(const std::filesystem::path& zoo, const std::string& names, std::vector<BenchModel>& models) {
+// Appends the models named in the comma-separated `names`; false (said) when one is missing.
+bool add_models(const std::filesystem::path& zoo, const std::filesystem::path& families, const std::string& names,
+                std::vector<BenchModel>& models) {
   std::stringstream list(names);
   for (std::string name; std::getline(list, name, ',');) {
     if (name.empty()) continue;
-    if (!std::filesystem::exists(zoo / name / "model.onnx")) {
-      std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", name.c_str(), zoo.string().c_str());
+    const auto files = find_model(zoo, families, name);
+    if (!files) {
+      std::fprintf(stderr, "tessera_bench: no model named %s in %s%s%s\n", name.c_str(), zoo.string().c_str(),
+                   families.empty() ? "" : " or ", families.string().c_str());
       return false;
     }
-    models.push_back(zoo_model(zoo, name));
+    models.push_back(folder_model(name, *files));
   }
   return true;
 }
@@ -155,7 +194,7 @@ int pipeline_table(const std::vector<BenchModel>& models, const std::shared_ptr<
 
 // The command line: paths, what to run and for how long.
 struct BenchArgs {
-  std::filesystem::path zoo, bundled;
+  std::filesystem::path zoo, bundled, families;
   std::string only, zoo_models = "squeezenet1_1,resnet18", precision_only;
   std::vector<Precision> precisions;
   std::vector<int64_t> batches;
@@ -170,6 +209,8 @@ BenchArgs parse_args(int argc, char** argv) {
       a.zoo = argv[i + 1];
     else if (!std::strcmp(argv[i], "--bundled"))
       a.bundled = argv[i + 1];
+    else if (!std::strcmp(argv[i], "--families"))
+      a.families = argv[i + 1];
     else if (!std::strcmp(argv[i], "--seconds"))
       a.seconds = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--only"))
@@ -194,10 +235,11 @@ int run(int argc, char** argv) {
   const BenchArgs args = parse_args(argc, argv);
   const std::filesystem::path &zoo = args.zoo, &bundled = args.bundled;
   const std::string& only = args.only;
-  if (bundled.empty() || (zoo.empty() && only != "fashion-mnist")) {
-    std::fprintf(stderr,
-                 "usage: tessera_bench --zoo DIR --bundled DIR [--seconds S] [--only NAME | --models a,b] "
-                 "[--precision int8|fp32] [--batches 1,8]\n");
+  if (bundled.empty() || (zoo.empty() && args.families.empty() && only != "fashion-mnist")) {
+    std::fprintf(
+        stderr,
+        "usage: tessera_bench --zoo DIR [--families DIR] --bundled DIR [--seconds S] [--only NAME | --models a,b] "
+        "[--precision int8|fp32] [--batches 1,8]\n");
     return 2;
   }
   DeviceOptions device_options;
@@ -212,13 +254,9 @@ int run(int argc, char** argv) {
 
   std::vector<BenchModel> models = {bundled_model(bundled)};
   if (only.empty()) {
-    if (!add_zoo_models(zoo, args.zoo_models, models)) return 2;
+    if (!add_models(zoo, args.families, args.zoo_models, models)) return 2;
   } else if (only != "fashion-mnist") {
-    if (!std::filesystem::exists(zoo / only / "model.onnx")) {
-      std::fprintf(stderr, "tessera_bench: no model named %s in %s\n", only.c_str(), zoo.string().c_str());
-      return 2;
-    }
-    models.push_back(zoo_model(zoo, only));
+    if (!add_models(zoo, args.families, only, models)) return 2;
   }
   if (!only.empty()) {
     std::erase_if(models, [&](const BenchModel& m) { return m.name != only; });
@@ -237,6 +275,12 @@ int run(int argc, char** argv) {
         const Tensor input = repeat(m.sample, batch);
         const double ips = throughput(*engine, input, 1, args.seconds);
         auto one = engine->infer(input);
+        if (ips <= 0) {  // a model that cannot run this batch (an export with its batch baked in)
+          std::printf("%-14s %-9s %6lld %12s   %s\n", m.name.c_str(),
+                      precision == Precision::kInt8 ? "int8-emu" : "fp32-host", static_cast<long long>(batch), "failed",
+                      one ? "" : one.status().to_string().c_str());
+          continue;
+        }
         std::printf("%-14s %-9s %6lld %12.1f   %.2f (%.2f) / %.2f\n", m.name.c_str(),
                     precision == Precision::kInt8 ? "int8-emu" : "fp32-host", static_cast<long long>(batch), ips,
                     one ? static_cast<double>(one->fabric_us) / 1000 : 0.0,
@@ -253,4 +297,11 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace tessera
 
-int main(int argc, char** argv) { return tessera::run(argc, argv); }
+int main(int argc, char** argv) {
+  try {
+    return tessera::run(argc, argv);
+  } catch (const std::exception& e) {  // a malformed meta.json
+    std::fprintf(stderr, "tessera_bench: %s\n", e.what());
+    return 1;
+  }
+}

@@ -2,10 +2,12 @@
 """images/s of OpenCV's DNN module (an independent runtime) on the same ONNX files as
 tessera_bench, at batch 1 and 8, float32 on the CPU with OpenCV's default thread count.
 
-Usage: /usr/bin/python3 tests/bench/opencv_dnn_bench.py --zoo DIR --bundled DIR [--seconds S]
-                         [--models squeezenet1_1,resnet18,...] [--per-layer]
+Usage: /usr/bin/python3 tests/bench/opencv_dnn_bench.py --zoo DIR [--families DIR] --bundled DIR
+                         [--seconds S] [--models squeezenet1_1,resnet18,...] [--per-layer]
+--families: tools/make_families.py's folder; its families (the opset-17 file) can be named as models.
 """
 import argparse
+import json
 import os
 import time
 
@@ -49,6 +51,19 @@ def opencv_readable(path):
     del g.node[:]
     g.node.extend(keep)
     return np.frombuffer(m.SerializeToString(), dtype=np.uint8)
+
+
+def find_model(zoo, families, name):
+    """(ONNX path, (C, H, W)) of a zoo model or, with --families, a torchvision family; None if neither."""
+    if families and os.path.exists(os.path.join(families, name, "opset17", "model.onnx")):
+        path, meta = os.path.join(families, name, "opset17", "model.onnx"), os.path.join(families, name, "meta.json")
+    elif os.path.exists(os.path.join(zoo, name, "model.onnx")):
+        path, meta = os.path.join(zoo, name, "model.onnx"), os.path.join(zoo, name, "meta.json")
+    else:
+        return None
+    with open(meta, encoding="utf-8") as f:
+        shape = json.load(f)["input_shape"]
+    return path, tuple(shape[1:])
 
 
 def throughput(net, blob, seconds):
@@ -108,14 +123,18 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--zoo", required=True)
     p.add_argument("--bundled", required=True)
+    p.add_argument("--families", default="", help="tools/make_families.py's folder")
     p.add_argument("--seconds", type=float, default=3)
     p.add_argument("--models", default="squeezenet1_1,resnet18", help="zoo models after the bundled one")
     p.add_argument("--per-layer", action="store_true", help="each conv layer's ms and GMAC/s, zoo models")
     args = p.parse_args()
     print(f"OpenCV {cv2.__version__}, {cv2.getNumThreads()} threads")
     models = [("fashion-mnist", os.path.join(args.bundled, "model.onnx"), (1, 28, 28))]
-    models += [(name, os.path.join(args.zoo, name, "model.onnx"), (3, 224, 224))
-               for name in args.models.split(",") if name]
+    for name in filter(None, args.models.split(",")):
+        found = find_model(args.zoo, args.families, name)
+        if found is None:
+            raise SystemExit(f"opencv_dnn_bench: no model named {name} in {args.zoo} or {args.families or '-'}")
+        models.append((name,) + found)
     print(f"{'model':14} {'path':9} {'batch':>6} {'images/s':>12}")
     rng = np.random.default_rng(1)
     for name, path, chw in models:

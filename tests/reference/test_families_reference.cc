@@ -7,7 +7,8 @@
 //  - int8 (emulated fabric, calibrated on the same 4 images, one at a time): cosine of the logits
 //    against PyTorch's >= 0.995, and top-1 agreement reported (random-weight networks have
 //    near-flat logits, so top-1 alone says little: the floor is on the cosine).
-// A binary runs the families of TESSERA_FAMILY_LIST (the default set or the large one: CMakeLists.txt).
+// The binary has every family (TESSERA_FAMILY_LIST); CTest runs the default set under label
+// `reference` and the rest under `families_large` (tests/reference/CMakeLists.txt).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -49,7 +51,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return info.param.family + "_opset" + std::to_string(info.param.opset);
 }
 
-// The binary's families (TESSERA_FAMILY_LIST), or TESSERA_FAMILIES's when set (a comma list).
+// Every family (TESSERA_FAMILY_LIST), or TESSERA_FAMILIES's when set (a comma list).
 std::vector<Case> cases() {
   std::vector<Case> out;
   const char* chosen = std::getenv("TESSERA_FAMILIES");
@@ -144,34 +146,51 @@ Result<std::vector<std::vector<float>>> run_each(const Engine& engine, const Ten
   return rows;
 }
 
-class Family : public ::testing::TestWithParam<Case> {};
+// Each test: the family's reference data and a model folder around its file at the case's opset
+// (removed at the end), then an engine compared with PyTorch's logits.
+class Family : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    reference_ = load_reference(GetParam().family);
+    ASSERT_GT(reference_.side, 0) << "no data for " << GetParam().family << " in " << kFamilies;
+    dir_ = model_folder(GetParam(), reference_.side);
+    auto config = load_model_config(dir_);
+    ASSERT_TRUE(config.is_ok()) << config.status().to_string();
+    config_ = std::move(config).value();
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  // The engine on each reference image, against PyTorch's logits; a failed load or run fails the test.
+  std::optional<Agreement> agreement(const Result<std::unique_ptr<Engine>>& engine) {
+    EXPECT_TRUE(engine.is_ok()) << engine.status().to_string();
+    if (!engine.is_ok()) return std::nullopt;
+    auto rows = run_each(**engine, reference_.inputs);
+    EXPECT_TRUE(rows.is_ok()) << rows.status().to_string();
+    if (!rows.is_ok()) return std::nullopt;
+    runs_ = rows->size();
+    return compare(*rows, reference_.logits);
+  }
+
+  Reference reference_;
+  std::filesystem::path dir_;
+  ModelConfig config_;
+  size_t runs_ = 0;
+};
 
 TEST_P(Family, Fp32MatchesPyTorch) {
   const Case c = GetParam();
-  const Reference ref = load_reference(c.family);
-  ASSERT_GT(ref.side, 0);
-  const auto dir = model_folder(c, ref.side);
-  auto config = load_model_config(dir);
-  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
-  auto engine = Engine::load(*config);
-  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-  auto rows = run_each(**engine, ref.inputs);
-  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
-  const Agreement a = compare(*rows, ref.logits);
+  const auto a = agreement(Engine::load(config_));
+  ASSERT_TRUE(a.has_value());
   std::printf("[ family ] %-20s opset %d fp32 max relative error %.3g, top-1 %zu/%zu\n", c.family.c_str(), c.opset,
-              a.relative_error, a.same_top1, rows->size());
-  RecordProperty("max_relative_error", std::to_string(a.relative_error));
-  EXPECT_LE(a.relative_error, kMaxRelativeError);
-  std::filesystem::remove_all(dir);
+              a->relative_error, a->same_top1, runs_);
+  RecordProperty("max_relative_error", std::to_string(a->relative_error));
+  EXPECT_LE(a->relative_error, kMaxRelativeError);
 }
 
 TEST_P(Family, Int8AgreesWithFp32) {
   const Case c = GetParam();
-  const Reference ref = load_reference(c.family);
-  ASSERT_GT(ref.side, 0);
-  const auto dir = model_folder(c, ref.side);
-  auto config = load_model_config(dir);
-  ASSERT_TRUE(config.is_ok()) << config.status().to_string();
   DeviceOptions device_options;
   device_options.kind = "emu";
   auto device = open_device(device_options);
@@ -179,19 +198,17 @@ TEST_P(Family, Int8AgreesWithFp32) {
   EngineOptions options;
   options.precision = Precision::kInt8;
   options.device = std::move(device).value();
-  for (int64_t i = 0; i < ref.inputs.dim(0); ++i) options.calibration_samples.push_back(image(ref.inputs, i));
-  auto engine = Engine::load(*config, options);
-  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
-  auto rows = run_each(**engine, ref.inputs);
-  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
-  const Agreement a = compare(*rows, ref.logits);
+  for (int64_t i = 0; i < reference_.inputs.dim(0); ++i)
+    options.calibration_samples.push_back(image(reference_.inputs, i));
+  auto engine = Engine::load(config_, options);
+  const auto a = agreement(engine);
+  ASSERT_TRUE(a.has_value());
   const std::string summary = (*engine)->summary();
   std::printf("[ family ] %-20s opset %d int8 cosine %.5f, top-1 agreement %zu/%zu; %.100s\n", c.family.c_str(),
-              c.opset, a.cosine, a.same_top1, rows->size(), summary.c_str());
-  RecordProperty("cosine", std::to_string(a.cosine));
-  RecordProperty("top1_agreement", std::to_string(a.same_top1));
-  EXPECT_GE(a.cosine, kInt8CosineFloor);
-  std::filesystem::remove_all(dir);
+              c.opset, a->cosine, a->same_top1, runs_, summary.c_str());
+  RecordProperty("cosine", std::to_string(a->cosine));
+  RecordProperty("top1_agreement", std::to_string(a->same_top1));
+  EXPECT_GE(a->cosine, kInt8CosineFloor);
 }
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, Family, ::testing::ValuesIn(cases()), case_name);
