@@ -28,6 +28,7 @@ class Int8Backend final : public InferenceBackend {
   Precision precision() const override { return Precision::kInt8; }
   const std::string& summary() const override { return summary_; }
   const plan::ModelPlan* plan() const override { return paths_.front()->plan(); }
+  const plan::Placement* placement() const override { return &paths_.front()->compiled().placement; }
   std::vector<const DeviceSupervisor*> instances() const override;
   const plan::CompiledModel& compiled() const { return paths_.front()->compiled(); }
 

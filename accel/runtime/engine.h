@@ -64,6 +64,8 @@ class Engine {
   const std::string& summary() const { return backend_->summary(); }
   // int8: the fabric part's tile plan on the device's board (null for fp32 or no fabric layer).
   const plan::ModelPlan* plan() const { return backend_->plan(); }
+  // int8: the fabric's share of the multiply-adds, segments, hand-overs, host ops (null for fp32).
+  const plan::Placement* placement() const { return backend_->placement(); }
   // int8: the health of each device instance the model runs on, in order (empty for fp32).
   std::vector<const DeviceSupervisor*> instances() const { return backend_->instances(); }
 

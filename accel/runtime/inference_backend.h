@@ -13,6 +13,7 @@
 #include "accel/graph/graph.h"
 #include "accel/graph/tensor.h"
 #include "accel/plan/model_plan.h"
+#include "accel/plan/placement.h"
 
 namespace tessera {
 
@@ -62,6 +63,9 @@ class InferenceBackend {
   virtual const std::string& summary() const = 0;
   // The fabric part's plan on the device's board (null for fp32 or no fabric layer).
   virtual const plan::ModelPlan* plan() const { return nullptr; }
+  // Where the model's multiply-adds run: the fabric's share, its segments and hand-overs, each host
+  // op's modeled time (null for fp32, where everything is the host's).
+  virtual const plan::Placement* placement() const { return nullptr; }
   // The health of each device instance the model runs on, in order (empty for fp32).
   virtual std::vector<const DeviceSupervisor*> instances() const { return {}; }
 };

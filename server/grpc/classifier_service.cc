@@ -60,6 +60,13 @@ grpc::ServerUnaryReactor* ClassifierService::ListModels(grpc::CallbackServerCont
     info->set_device(model->device);
     info->set_version(model->version);
     for (unsigned device : model->devices) info->add_devices(device);
+    if (const plan::Placement* placement = model->engine->placement()) {
+      v1::ModelPlacement* p = info->mutable_placement();
+      p->set_fabric_mac_share(placement->fabric_mac_share());
+      p->set_fabric_segments(static_cast<uint32_t>(placement->fabric_segments));
+      p->set_handovers(static_cast<uint32_t>(placement->handovers));
+      p->set_summary(placement->line());
+    }
   }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

@@ -103,6 +103,19 @@ void HttpRoutes::fleet(const HttpRequest& request, HttpResponder& respond) {
   });
 }
 
+namespace {
+
+// Where an int8 model's multiply-adds run (null for fp32): the web page's models table shows it.
+json placement_json(const plan::Placement* placement) {
+  if (placement == nullptr) return nullptr;
+  return {{"fabric_mac_share", placement->fabric_mac_share()},
+          {"fabric_segments", placement->fabric_segments},
+          {"handovers", placement->handovers},
+          {"summary", placement->line()}};
+}
+
+}  // namespace
+
 HttpResponse HttpRoutes::list_models() const {
   json models = json::array();
   for (const auto& model : models_.models()) {
@@ -116,7 +129,8 @@ HttpResponse HttpRoutes::list_models() const {
          {"precision", model->precision},
          {"device", model->device},
          {"version", model->version},
-         {"devices", model->devices}});
+         {"devices", model->devices},
+         {"placement", placement_json(model->engine->placement())}});
   }
   // Every model of the repository folder with its load state (the web UI's models page).
   json index = json::array();

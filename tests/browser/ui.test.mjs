@@ -220,6 +220,12 @@ async function main() {
     assert(models.includes("fashion-mnist"), `models ${models} include fashion-mnist`);
     const rows = await page.$$eval("#repository-table tbody tr", (trs) => trs.map((tr) => tr.textContent));
     assert(rows.some((r) => r.startsWith("fashion-mnist1READY")), `the models table lists version 1 ready: ${rows}`);
+    // The int8 model's share of multiply-adds on the fabric, its segments and hand-overs; the load
+    // line's words as the cell's title.
+    const share = await page.$eval("#repository-table tbody tr[data-model=fashion-mnist] td.fabric-share",
+      (td) => ({ text: td.textContent, title: td.title }));
+    assert(/^\d+\.\d % \(\d+ segments?, \d+ hand-overs?\)$/.test(share.text), `the fabric share is shown: ${share.text}`);
+    assert(share.title.startsWith("fabric "), `its title is the load line's placement: ${share.title}`);
   });
 
   await step(`a picked image (${pngImage.name}) is classified as its true label, ${pngImage.label}`, async () => {

@@ -47,7 +47,7 @@ export async function loadModels() {
       opt.selected = previous ? m.name === previous : m.name === body.default;
       select.appendChild(opt);
     }
-    renderRepository(body.repository || []);
+    renderRepository(body.repository || [], body.models);
     select.disabled = false;
     if ($("error").textContent.startsWith("Cannot list the models")) showMessage("Choose an image to classify.");
   } catch (e) {
@@ -59,14 +59,32 @@ export async function loadModels() {
 }
 
 // The repository's index: every model folder, its versions and load state (and why not ready).
-function renderRepository(rows) {
+// Where a served int8 version's multiply-adds run, e.g. "98.6 % (2 segments, 1 hand-over)"; its
+// load line's words as the cell's title. "host" for fp32, "–" for a version that is not served.
+function placementText(model) {
+  if (!model) return ["–", ""];
+  const p = model.placement;
+  if (!p) return ["host (" + model.precision + ")", ""];
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  return [`${(100 * p.fabric_mac_share).toFixed(1)} % (${plural(p.fabric_segments, "segment")}, ${plural(p.handovers, "hand-over")})`,
+    p.summary];
+}
+
+// The repository's rows (every model folder with its state), or the served models when the daemon
+// serves one model folder without a repository; each with its fabric share.
+function renderRepository(rows, models) {
+  const served = new Map(models.map((m) => [`${m.name}/${m.version}`, m]));
+  if (rows.length === 0) rows = models.map((m) => ({ name: m.name, version: String(m.version), state: "READY", reason: "" }));
   const tbody = $("repository-table").tBodies[0];
   tbody.textContent = "";
   for (const r of rows) {
     const tr = tbody.insertRow();
     tr.dataset.model = r.name;
     tr.dataset.state = r.state;
-    for (const text of [r.name, r.version || "–", r.state, r.reason || ""]) tr.insertCell().textContent = text;
+    const [share, summary] = placementText(served.get(`${r.name}/${r.version}`));
+    for (const text of [r.name, r.version || "–", r.state, share, r.reason || ""]) tr.insertCell().textContent = text;
+    tr.cells[3].title = summary;
+    tr.cells[3].className = "fabric-share";
   }
   $("repository-card").hidden = rows.length === 0;
 }

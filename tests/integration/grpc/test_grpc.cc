@@ -42,6 +42,13 @@ TEST_F(GrpcTest, ListModelsDescribesTheBundledModel) {
   EXPECT_FALSE(model.device().empty());
   ASSERT_EQ(model.labels_size(), 10);
   for (int i = 0; i < 10; ++i) EXPECT_EQ(model.labels(i), fmnist_labels()[static_cast<size_t>(i)]);
+  // int8 (the default): where its multiply-adds run; HTTP's /v1/models says the same.
+  ASSERT_EQ(model.precision(), "int8");
+  ASSERT_TRUE(model.has_placement());
+  EXPECT_GT(model.placement().fabric_mac_share(), 0.5);
+  EXPECT_LE(model.placement().fabric_mac_share(), 1.0);
+  EXPECT_GE(model.placement().fabric_segments(), 1u);
+  EXPECT_EQ(model.placement().summary().rfind("fabric ", 0), 0u) << model.placement().summary();
 }
 
 TEST_F(GrpcTest, ClassifyAnswersScoresLabelsAndTiming) {

@@ -142,6 +142,15 @@ TEST_F(HttpTest, HealthzModelsAndUnknownRoutes) {
   EXPECT_EQ(model["input"]["channels"], 1);
   EXPECT_EQ(model["labels"].size(), 10u);
   EXPECT_EQ(model["labels"][9], "Ankle boot");
+  // int8 (the default): where its multiply-adds run, as the load line says it.
+  ASSERT_EQ(model["precision"], "int8");
+  const json& placement = model["placement"];
+  ASSERT_TRUE(placement.is_object()) << model.dump();
+  EXPECT_GT(placement["fabric_mac_share"].get<double>(), 0.5) << placement.dump();
+  EXPECT_LE(placement["fabric_mac_share"].get<double>(), 1.0) << placement.dump();
+  EXPECT_GE(placement["fabric_segments"].get<int>(), 1) << placement.dump();
+  EXPECT_GE(placement["handovers"].get<int>(), 0) << placement.dump();
+  EXPECT_EQ(placement["summary"].get<std::string>().rfind("fabric ", 0), 0u) << placement.dump();
 
   expect_error(client_->get("/v1/nothing-here"), 404, "NOT_FOUND");
 }
