@@ -116,8 +116,8 @@ units_including() {
       if (source == "") source = dep
       if (dep in hit && !(source in done)) {
         done[source] = 1
-        # A unity unit (Unity/unity_N_cxx.cxx of a unity build) stands for the sources it includes.
-        if (source ~ /\/Unity\/unity_[0-9]+_cxx\.cxx$/) {
+        # A unity unit (Unity/unity_unit_N_cxx.cxx of a unity build, cmake/tessera_unity.cmake) stands for the sources it includes.
+        if (source ~ /\/Unity\/unity_[A-Za-z0-9_]+_cxx\.cxx$/) {
           while ((getline line < source) > 0) if (line ~ /^#include "/) { gsub(/^#include "|"$/, "", line); print line }
           close(source)
         } else print source
@@ -165,7 +165,7 @@ check_tidy() {
   # clang-tidy is clang and cannot read GCC's precompiled headers (cmake/tessera_pch.cmake): it
   # reads a copy of the compile database without them, so every unit parses its own includes,
   # which also checks that each includes what it uses (the build's -include hides a missing one).
-  # A unity build's unit (CMake's Unity/unity_N_cxx.cxx) becomes one entry per source it includes.
+  # A unity build's unit (CMake's Unity/unity_unit_N_cxx.cxx) becomes one entry per source it includes.
   mkdir -p "$build_dir/tidy-db"
   /usr/bin/python3 - "$build_dir" <<'PY'
 import json, re, sys
@@ -173,7 +173,7 @@ build = sys.argv[1]
 entries = []
 for e in json.load(open(f"{build}/compile_commands.json")):
     e["command"] = re.sub(r" -Winvalid-pch -include \S*/cmake_pch\.hxx", "", e["command"])
-    if re.search(r"/Unity/unity_\d+_cxx\.cxx$", e["file"]):
+    if re.search(r"/Unity/unity_\w+_cxx\.cxx$", e["file"]):
         for source in re.findall(r'^#include "(.+)"$', open(e["file"]).read(), re.M):
             entries.append(dict(e, file=source, command=e["command"].replace(e["file"], source)))
     else:
