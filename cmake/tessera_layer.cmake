@@ -32,6 +32,22 @@ function(tessera_layer target)
     add_library(${target} STATIC ${sources})
     target_include_directories(${target} PUBLIC ${stage})
     target_link_libraries(${target} PUBLIC ${ARG_DEPS} PRIVATE tessera_warnings ${ARG_PRIVATE_DEPS})
+    # About 8 sources to a unity unit (cmake/tessera_unity.cmake): every layer is built in every
+    # tree (x86_64, aarch64, ASan, TSan), and most of a small file's CPU is its headers (the ONNX
+    # and Caffe importers' 11 files: 43 CPU-s one by one, 16 as one unit). A file-local name is
+    # unique in its layer.
+    # A kernel file of one instruction set (named for it: *_avx2.cc, *_neon.cc, ...) stays a unit of
+    # its own: its inline helpers carry that set's target attribute, and a same-named helper of
+    # another set in one unit would clash (the AVX2 and AVX-512 requantisers) or be called from code
+    # compiled for the wrong set.
+    set(isa_sources ${sources})
+    list(FILTER isa_sources INCLUDE REGEX "_(avx2|avxvnni|avx512|vnni512|neon|neon_dot)\\.(cc|cpp)$")
+    if(isa_sources)
+      set_source_files_properties(${isa_sources} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+    endif()
+    list(LENGTH sources source_count)
+    math(EXPR units "(${source_count} + 7) / 8")
+    tessera_unity_build(${target} ${units})
   else()
     add_library(${target} INTERFACE)
     target_include_directories(${target} INTERFACE ${stage})

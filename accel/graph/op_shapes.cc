@@ -1,4 +1,5 @@
 #include "accel/graph/op_shapes.h"
+#include "accel/graph/shape_messages.h"
 
 #include <algorithm>
 #include <string>
@@ -6,11 +7,9 @@
 namespace tessera {
 namespace {
 
-Status invalid(std::string message) { return Status::invalid_argument(std::move(message)); }
-
-std::string str(const Shape& s) { return shape_to_string(s); }
-
-int rank_of(const Shape& s) { return static_cast<int>(s.size()); }
+using shape_messages::invalid;
+using shape_messages::rank_of;
+using shape_messages::str;
 
 int64_t product(const Shape& s, size_t begin, size_t end) {
   int64_t n = 1;

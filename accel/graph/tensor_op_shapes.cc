@@ -3,17 +3,16 @@
 #include <string>
 
 #include "accel/graph/op_shapes.h"
+#include "accel/graph/shape_messages.h"
 
 namespace tessera {
 namespace {
 
-Status invalid(std::string message) { return Status::invalid_argument(std::move(message)); }
-
-std::string str(const Shape& s) { return shape_to_string(s); }
+using shape_messages::invalid;
+using shape_messages::rank_of;
+using shape_messages::str;
 
 std::string list(const std::vector<int64_t>& v) { return shape_to_string(v); }
-
-int rank_of(const Shape& s) { return static_cast<int>(s.size()); }
 
 }  // namespace
 

@@ -45,4 +45,9 @@ void parallel_parts(const HostThreads& threads, int64_t n, int64_t grain,
 // when every helper is taken, fn(0, n) on the caller's thread.
 void parallel_for(int64_t n, int64_t unit_cost, int64_t min_work, const std::function<void(int64_t, int64_t)>& fn);
 
+// Elements of an elementwise pass above which it is split across the host's threads (a few
+// hundred microseconds of memory traffic against tens for a thread start): parallel_for's
+// `min_work` for the unary and binary ops.
+inline constexpr int64_t kSplitElements = int64_t{1} << 18;
+
 }  // namespace tessera::host

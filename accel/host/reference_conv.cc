@@ -19,7 +19,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Multiply-adds of one conv above which it is split across threads: ~100 us on one core (the
 // portable GEMM's ~10 GMAC/s, oneDNN's ~80), against tens of microseconds for a thread start.
-constexpr int64_t kSplitMacs = int64_t{1} << 20;
+constexpr int64_t kConvSplitMacs = int64_t{1} << 20;
 #if TESSERA_HAVE_ONEDNN
 constexpr int64_t kOnednnSplitMacs = int64_t{1} << 23;
 #endif
@@ -96,7 +96,7 @@ Result<Tensor> conv2d_portable(const Tensor& x, const Tensor& w, const Tensor* b
   Tensor y(out_shape);
   // The GEMM's rows (output channels) across the threads the budget gives, when a group's GEMM
   // is big enough to pay for a thread start (see host_threads.h).
-  const HostThreads threads(mg * plane * k >= kSplitMacs ? host_thread_limit() : 1);
+  const HostThreads threads(mg * plane * k >= kConvSplitMacs ? host_thread_limit() : 1);
   for (int64_t img = 0; img < n; ++img) {
     for (int64_t gi = 0; gi < group; ++gi) {
       const float* xg = x.ptr() + (img * c + gi * cg) * h * wd;

@@ -10,10 +10,6 @@
 namespace tessera::host {
 namespace {
 
-// Elements of an elementwise pass above which it is split across the host's threads (a few
-// hundred microseconds of memory traffic against tens for a thread start).
-constexpr int64_t kSplitElements = int64_t{1} << 18;
-
 // Element strides of `s` seen through the output shape `out` (0 where `s` broadcasts).
 std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out) {
   std::vector<int64_t> strides(out.size(), 0);

@@ -22,7 +22,7 @@ constexpr int64_t kDotRowsMax = 8;
 // microseconds when a core is free and a scheduler slice more when none is (2 cores, a daemon's
 // threads): the bundled model's FC layers split at 256K multiply-adds cost 70-90 us of latency per
 // request through tesserad at concurrency 1.
-constexpr int64_t kSplitMacs = int64_t{1} << 22;
+constexpr int64_t kGemmSplitMacs = int64_t{1} << 22;
 // Columns per part of a split: a whole number of SIMD vectors.
 constexpr int64_t kSplitGrain = 16;
 
@@ -47,8 +47,8 @@ float dot(const float* __restrict a, const float* __restrict b, int64_t k) {
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + tail;
 }
 
-// The threads a GEMM of this size splits across (1 when small: see kSplitMacs).
-int split_threads(int64_t m, int64_t n, int64_t k) { return m * n * k >= kSplitMacs ? host_thread_limit() : 1; }
+// The threads a GEMM of this size splits across (1 when small: see kGemmSplitMacs).
+int split_threads(int64_t m, int64_t n, int64_t k) { return m * n * k >= kGemmSplitMacs ? host_thread_limit() : 1; }
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 
 #include "accel/graph/op_shapes.h"
 #include "accel/host/host_threads.h"
+#include "accel/host/max_nan.h"
 #include "accel/host/reference_ops.h"
 
 namespace tessera::host {
@@ -43,8 +44,6 @@ Tensor transpose_planes(const Tensor& x, bool to_nhwc) {
   });
   return y;
 }
-
-inline float max_nan(float v, float m) { return (v > m || v != v) ? v : m; }
 
 struct Span {
   int64_t begin, end;

@@ -6,6 +6,7 @@
 
 #include "accel/graph/op_shapes.h"
 #include "accel/host/host_threads.h"
+#include "accel/host/max_nan.h"
 #include "accel/host/reference_ops.h"
 
 namespace tessera::host {
@@ -33,10 +34,6 @@ std::vector<Window> windows(int64_t out, int64_t in, int kernel, int stride, int
   for (int64_t o = 0; o < out; ++o) ws[static_cast<size_t>(o)] = window(o, in, kernel, stride, pad_begin, pad_end);
   return ws;
 }
-
-// The larger of v and m, NaN when either is (as in PyTorch): the order of the reads does not change
-// the result. Written as a select so the loops over a row vectorise.
-inline float max_nan(float v, float m) { return (v > m || v != v) ? v : m; }
 
 // Max pooling of one plane: per output row, the max down the window's input rows (`column`, whole
 // rows, vectorised), then across each window's columns; the windows that lie inside the row

@@ -10,9 +10,6 @@
 namespace tessera::host {
 namespace {
 
-// Elements above which a pass is split across threads (as the binary ops).
-constexpr int64_t kSplitElements = int64_t{1} << 18;
-
 template <class F>
 Tensor map_in_place(Tensor x, F f) {
   float* p = x.ptr();

@@ -7,8 +7,6 @@
 namespace tessera::plan {
 namespace {
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 // Sum of f(tile extent) over the tiles of `extent` split into slices of `slice`, each slice
 // into tiles of `tile` (the last slice and the last tile of each slice may be shorter).
 template <class F>

@@ -15,6 +15,9 @@
 
 namespace tessera::plan {
 
+// Tiles of extent b that cover a (the cost model's and the cycle count's).
+inline constexpr uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
 // Loop order of the tiles (TSO, seeds/002, sec. IV-D).
 enum class Schedule : uint8_t {
   // Input stationary: spatial, input-channel loops outside, output channels inside; an input tile

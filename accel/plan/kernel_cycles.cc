@@ -12,8 +12,6 @@ namespace {
 
 namespace sch = abi::schedule;
 
-uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 // A dimension cut into tiles: `count` tiles of extent `size` (the full ones, then the last).
 struct Extent {
   uint32_t size;

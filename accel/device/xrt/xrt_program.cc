@@ -9,16 +9,18 @@
 #include "accel/device/xrt/xrt_handles.h"
 
 namespace tessera {
-namespace {
 
-// One ping-pong buffer set and the xrt::run whose five arguments are bound to it once.
-struct BufferSet {
+// One ping-pong buffer set and the xrt::run whose five arguments are bound to it once. Not in the
+// anonymous namespace: XrtProgram::State holds two (GCC's -Wsubobject-linkage in a unity unit).
+struct XrtBufferSet {
   xrt::bo program;
   xrt::bo arena;
   xrt::bo status;
   xrt::run run;
   uint32_t batch = 0;  // header.batch currently in `program` on the device
 };
+
+namespace {
 
 const char* run_status_name(uint32_t status) {
   switch (status) {
@@ -44,7 +46,7 @@ void upload(xrt::bo& bo, const void* data, size_t bytes) {
 
 // Puts a batch into `set` for the next run: the header's batch when it changed, a cleared status
 // and each image's input at its place in the arena. Throws what XRT throws.
-void stage_batch(BufferSet& set, const abi::ProgramHeader& header, std::span<const int8_t> inputs, uint32_t batch,
+void stage_batch(XrtBufferSet& set, const abi::ProgramHeader& header, std::span<const int8_t> inputs, uint32_t batch,
                  uint32_t input_bytes) {
   if (set.batch != batch) {  // only header.batch changes; re-sync the 64-byte header
     set.program.write(&batch, sizeof(batch), offsetof(abi::ProgramHeader, batch));
@@ -86,7 +88,7 @@ Status unfinished_run(xrt::run& run, ert_cmd_state state, uint32_t batch, std::c
 }
 
 // The kernel's verdict on a completed run and, when it ran the program, each image's output.
-Status read_results(BufferSet& set, const abi::ProgramHeader& header, std::span<int8_t> outputs, uint32_t batch,
+Status read_results(XrtBufferSet& set, const abi::ProgramHeader& header, std::span<int8_t> outputs, uint32_t batch,
                     uint32_t output_bytes) {
   std::array<uint32_t, abi::kStatusWords> verdict{};
   try {
@@ -120,7 +122,7 @@ struct XrtProgram::State {
   uint32_t max_batch = 0;
   xrt::bo weights;
   xrt::bo quant;
-  std::array<BufferSet, 2> sets;
+  std::array<XrtBufferSet, 2> sets;
   unsigned next_set = 0;
   uint64_t last_cycles = 0;
   std::string broken;  // why the device is unusable after an unconfirmed abort; "" when fine
@@ -167,7 +169,7 @@ Result<std::unique_ptr<DeviceProgram>> XrtProgram::create(const XrtHandles& hand
     upload(state->weights, program.weights.data(), program.weights.size());
     state->quant = make_bo(handles, program.quant.size() * sizeof(int32_t), kArgQuant);
     upload(state->quant, program.quant.data(), program.quant.size() * sizeof(int32_t));
-    for (BufferSet& set : state->sets) {
+    for (XrtBufferSet& set : state->sets) {
       set.program = make_bo(handles, words.size() * sizeof(uint32_t), kArgProgram);
       upload(set.program, words.data(), words.size() * sizeof(uint32_t));
       set.batch = max_batch;
@@ -200,7 +202,7 @@ Status XrtProgram::run(std::span<const int8_t> inputs, uint32_t batch, std::span
                                     " bytes and outputs batch x " + std::to_string(s.output_bytes));
   }
   s.last_cycles = 0;
-  BufferSet& set = s.sets[s.next_set];
+  XrtBufferSet& set = s.sets[s.next_set];
   s.next_set ^= 1u;
   ert_cmd_state state = ERT_CMD_STATE_NEW;
   std::chrono::steady_clock::duration elapsed{};
