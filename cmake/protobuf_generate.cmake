@@ -31,6 +31,18 @@ function(tessera_proto_library target)
     target_link_libraries(${target} PUBLIC gRPC::grpc++)
   endif()
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  # gRPC's service stubs (*.grpc.pb.cc) as one unity unit: each spends most of its CPU on gRPC's
+  # headers (the four of proto/: 23 CPU-s one by one, 9.5 together, GCC 12). The messages'
+  # *.pb.cc stay units of their own: protoc gives each file-local tables of the same names.
+  set(stubs ${sources})
+  list(FILTER stubs INCLUDE REGEX "\\.grpc\\.pb\\.cc$")
+  set(messages ${sources})
+  list(FILTER messages INCLUDE REGEX "[^c]\\.pb\\.cc$")
+  if(stubs)
+    set_source_files_properties(${stubs} PROPERTIES UNITY_GROUP grpc_stubs)
+    set_source_files_properties(${messages} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_MODE GROUP)
+  endif()
   # The ASan + UBSan tree leaves protoc's output uninstrumented, like the libprotobuf it calls:
   # UBSan's checks tripled its compile time (grpc_predict_v2.pb.cc 8 -> 25 CPU-s) for code that
   # is not ours; our code's accesses to the messages (the inline accessors) stay checked. The TSan
