@@ -25,12 +25,9 @@ root=$PWD
 kind=${1:-}
 [ $# -gt 0 ] && shift
 common_targets=(tesserad tessera unit_tests integration_tests)
-# Left out of both suites: the tests that need the PyTorch zoo (the make_zoo fixture, ~2
-# CPU-minutes of Python; they plan offline models through the CLI, whose code the planner's unit
-# tests run), the Caffe accuracy eval (4 x 10,000 images, 80 s in Release and several times that
-# instrumented; the same decode and engine paths run in the other tests on fewer images) and the
-# overload test (it asserts that RSS stays flat, which ASan's quarantine of freed memory defeats).
-left_out='PlanCliTest\.|CaffeModel\.EvalGivesTheOnnxOriginalsAccuracy|OverloadTest\.'
+# Left out of both suites, and run in the Release tree instead (tools/test.sh): the regexes of
+# tools/sanitizer/left-out, each with its reason.
+left_out=$(grep -v '^#' "$root/tools/sanitizer/left-out" | paste -sd'|')
 case "$kind" in
   asan)
     sanitize=address,undefined
