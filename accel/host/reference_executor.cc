@@ -6,6 +6,7 @@
 #include "accel/host/reference_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <new>
 #include <optional>
@@ -248,15 +249,20 @@ Result<Tensor> run_node(const Node& node, size_t index, Activations& acts, const
   return Status::unimplemented("no reference kernel");
 }
 
-// Runs every node on `inputs` and returns the graph outputs.
+// Runs every node on `inputs` and returns the graph outputs; each node's wall time into `seconds`
+// when given (sized to the graph's nodes).
 Result<TensorMap> run_nodes(const Graph& graph, const RunPlan& plan, const std::map<std::string, const Tensor*>& inputs,
-                            const std::map<std::string, Shape>* full_shapes) {
+                            const std::map<std::string, Shape>* full_shapes, NodeSeconds* seconds = nullptr) {
   Activations acts(graph, inputs);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     if (plan.skipped.count(i) != 0) continue;  // ran inside the node before it, which wrote its output
     const Node& node = graph.nodes[i];
     bool nhwc = false;
+    const auto start = std::chrono::steady_clock::now();
     auto out = run_node(node, i, acts, plan, full_shapes, nhwc);
+    if (seconds != nullptr) {
+      (*seconds)[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
     if (!out) return Status(out.status().code(), node_label(node, i) + ": " + out.status().message());
     const auto fused = plan.fused.find(i);
     const std::string& out_name =
@@ -356,14 +362,15 @@ Result<TensorMap> run_split(const Graph& graph, const RunPlan& plan, const std::
 }  // namespace
 
 Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const std::map<std::string, Tensor>& inputs,
-                                                    ModelCache* cache) {
+                                                    ModelCache* cache, NodeSeconds* node_seconds) {
   try {
     TESSERA_RETURN_IF_ERROR(validate_graph(graph));
     TESSERA_ASSIGN_OR_RETURN(const auto input_shapes, check_inputs(graph, inputs));
     TESSERA_ASSIGN_OR_RETURN(const auto shapes, infer_shapes_from(graph, input_shapes));
     const RunPlan plan = make_plan(graph, cache);
     const int64_t batch = common_batch(graph, shapes);
-    if (batch > 1 && batch_separable(graph, shapes, batch)) {
+    if (node_seconds != nullptr) node_seconds->assign(graph.nodes.size(), 0.0);
+    if (node_seconds == nullptr && batch > 1 && batch_separable(graph, shapes, batch)) {
       // The second half's thread comes out of the host's budget: a batch running beside others
       // that hold every core runs whole on its caller's thread.
       const HostThreads threads(2);
@@ -371,7 +378,7 @@ Result<std::map<std::string, Tensor>> run_reference(const Graph& graph, const st
     }
     std::map<std::string, const Tensor*> views;
     for (const auto& [name, tensor] : inputs) views[name] = &tensor;
-    return run_nodes(graph, plan, views, nullptr);
+    return run_nodes(graph, plan, views, nullptr, node_seconds);
   } catch (const std::bad_alloc&) {
     return Status::resource_exhausted("out of memory running the reference graph");
   } catch (const std::exception& e) {

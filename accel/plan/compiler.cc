@@ -371,6 +371,7 @@ class Compiler {
       if (!seg.fabric) {
         for (size_t n : seg.host_nodes) {
           pl.host_ops.push_back(host_op_time(graph_, graph_.nodes[n], shapes_, options_.board));
+          pl.host_ops.back().index = n;
         }
       }
     }

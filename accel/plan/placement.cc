@@ -13,6 +13,12 @@ double Placement::host_us() const {
   return us;
 }
 
+double Placement::host_measured_us() const {
+  double us = 0;
+  for (const HostOpTime& op : host_ops) us += std::max(op.measured_us, 0.0);
+  return us;
+}
+
 double Placement::fabric_mac_share() const {
   const uint64_t all = fabric_macs + host_macs;
   return all == 0 ? 1.0 : static_cast<double>(fabric_macs) / static_cast<double>(all);
@@ -25,23 +31,35 @@ std::string Placement::line() const {
   std::string s = head;
   if (host_ops.empty()) return s + "; nothing on the host";
   s += "; host:";
-  const double total = total_us();
+  const double modeled = total_us(), measured = total_measured_us();
   for (size_t i = 0; i < host_ops.size(); ++i) {
     const HostOpTime& op = host_ops[i];
     s += (i == 0 ? " " : ", ") + op.op + " " + op.node;
-    if (host_modeled && total > 0) {
-      char share[32];
-      std::snprintf(share, sizeof share, " %.1f%%", 100 * op.us / total);
+    char share[64];
+    if (host_modeled && modeled > 0) {
+      std::snprintf(share, sizeof share, " %.1f%%", 100 * op.us / modeled);
+      s += share;
+    }
+    if (host_measured && measured > 0) {
+      std::snprintf(share, sizeof share, "%s%.1f%% (%.*f us)", host_modeled ? " / " : " ",
+                    100 * op.measured_us / measured, op.measured_us < 10 ? 1 : 0, op.measured_us);
       s += share;
     }
   }
-  s += host_modeled ? " of modeled time" : " (no host figures for this board)";
+  if (host_modeled) {
+    s += host_measured ? " of modeled / measured time" : " of modeled time";
+  } else {
+    s += host_measured ? " of measured time (no host figures for this board)" : " (no host figures for this board)";
+  }
   return s;
 }
 
 HostOpTime host_op_time(const Graph& graph, const Node& node, const std::map<std::string, Shape>& shapes,
                         const BoardProfile& board) {
-  HostOpTime t{node.name, op_kind_name(node.op), node_macs(graph, node, shapes), 0};
+  HostOpTime t;
+  t.node = node.name;
+  t.op = op_kind_name(node.op);
+  t.macs = node_macs(graph, node, shapes);
   uint64_t elements = 0;
   for (const auto& in : node.inputs) {
     if (in.empty()) continue;

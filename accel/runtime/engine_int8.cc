@@ -9,6 +9,7 @@
 #include "accel/quant/calibration.h"
 #include "accel/quant/quantize.h"
 #include "accel/runtime/calibration_set.h"
+#include "accel/runtime/host_op_timing.h"
 
 namespace tessera {
 namespace {
@@ -63,6 +64,7 @@ Result<std::unique_ptr<Int8Path>> Int8Path::create(const ModelConfig& config, co
   plan::CompileOptions compile{*board, options.plan, options.plan_cache.get(), config.name, options.partition};
   compile.plan.space = plan::SearchSpace::kKernel;
   TESSERA_ASSIGN_OR_RETURN(path->compiled_, plan::compile_model(folded, ranges, compile));
+  TESSERA_RETURN_IF_ERROR(measure_host_ops(folded, samples.front(), path->compiled_.placement));
   path->last_read_ = last_reads(path->compiled_);
   TESSERA_RETURN_IF_ERROR(path->start());
   return path;

@@ -1,7 +1,10 @@
 #include "accel/runtime/plan_model.h"
 
+#include <algorithm>
+
 #include "accel/graph/passes.h"
 #include "accel/import/onnx/onnx_importer.h"
+#include "accel/runtime/host_op_timing.h"
 #include "accel/runtime/model_config.h"
 #include "accel/runtime/model_import.h"
 
@@ -29,6 +32,13 @@ Result<ModelPlanning> plan_model(const std::filesystem::path& model, const plan:
   compile.plan.space = plan::SearchSpace::kKernel;
   TESSERA_ASSIGN_OR_RETURN(out.compiled, plan::compile_model(graph, plan::unit_ranges(graph), compile));
   out.fabric_summary = out.compiled.fabric_summary;
+  // The host ops measured here, on an image of zeros (their time does not depend on the values),
+  // when the input's shape is known past the batch.
+  Shape input = graph.inputs.empty() ? Shape{} : graph.inputs[0].shape;
+  if (!input.empty() && std::all_of(input.begin() + 1, input.end(), [](int64_t d) { return d > 0; })) {
+    input[0] = 1;
+    TESSERA_RETURN_IF_ERROR(measure_host_ops(graph, Tensor(input), out.compiled.placement));
+  }
   if (options.space == plan::SearchSpace::kExplore && out.compiled.has_fabric) {
     const std::vector<plan::HandoverPlan> kernel_handovers = out.compiled.plan.handovers;
     TESSERA_ASSIGN_OR_RETURN(out.compiled.plan,

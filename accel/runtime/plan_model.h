@@ -1,6 +1,7 @@
 // Planning a model file offline (`tessera plan`): import, fold, split and describe the fabric
 // part as compile_model does, then plan it on a board. No calibration: the plan depends on
-// shapes only, so unit ranges stand in for the activation ranges.
+// shapes only, so unit ranges stand in for the activation ranges. The host ops are measured on
+// this machine (host_op_timing.h).
 #pragma once
 
 #include <filesystem>

@@ -109,12 +109,16 @@ json comparison_json(const PlanReport& r) {
 
 json placement_json(const plan::Placement& p, const PlanReport& r) {
   json host = json::array();
-  const double total = p.total_us();
+  const double total = p.total_us(), measured = p.total_measured_us();
   for (const plan::HostOpTime& op : p.host_ops) {
     json o = {{"node", op.node}, {"op", op.op}, {"macs", op.macs}};
     if (p.host_modeled) {
       o["us"] = op.us;
       o["time_share"] = total > 0 ? op.us / total : 0.0;
+    }
+    if (p.host_measured) {
+      o["measured_us"] = op.measured_us;
+      o["measured_time_share"] = measured > 0 ? op.measured_us / measured : 0.0;
     }
     host.push_back(std::move(o));
   }
@@ -123,6 +127,7 @@ json placement_json(const plan::Placement& p, const PlanReport& r) {
       {"fabric_segments", p.fabric_segments}, {"handovers", p.handovers}, {"fabric_us", p.fabric_us},
       {"host_ops", std::move(host)}};
   if (p.host_modeled) doc["host_us"] = p.host_us();
+  if (p.host_measured) doc["host_measured_us"] = p.host_measured_us();
   json handovers = json::array();
   for (const plan::HandoverPlan& h : r.plan.handovers) {
     handovers.push_back({{"from", h.from},

@@ -151,6 +151,8 @@ TEST_F(HttpTest, HealthzModelsAndUnknownRoutes) {
   EXPECT_GE(placement["fabric_segments"].get<int>(), 1) << placement.dump();
   EXPECT_GE(placement["handovers"].get<int>(), 0) << placement.dump();
   EXPECT_EQ(placement["summary"].get<std::string>().rfind("fabric ", 0), 0u) << placement.dump();
+  // Its host ops (the fully-connected layers) with their time measured at load.
+  EXPECT_NE(placement["summary"].get<std::string>().find("measured time"), std::string::npos) << placement.dump();
 
   expect_error(client_->get("/v1/nothing-here"), 404, "NOT_FOUND");
 }

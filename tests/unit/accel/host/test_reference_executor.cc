@@ -2,6 +2,7 @@
 // reference kernels chained by hand, batch splitting, outputs read later, and its errors.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <string>
@@ -89,6 +90,38 @@ TEST(ReferenceExecutor, MatchesOpsChainedByHand) {
       EXPECT_NEAR(row, 1.0f, 1e-5f);
     }
   }
+}
+
+// With node_seconds: the same answer, every node that ran has its time (a batch that would split
+// runs whole, so their sum is within the call's), and a Relu run inside its Conv has none.
+TEST(ReferenceExecutor, NodeSecondsTimeEachNodeThatRan) {
+  std::mt19937 rng(12);
+  Graph g = residual_cnn(rng);
+  const Tensor image = random_tensor({3, 2, 8, 8}, rng);  // 3 images: split in two without timing
+  NodeSeconds seconds(2, 42.0);                           // replaced, not added to
+  const auto start = std::chrono::steady_clock::now();
+  auto timed = run_reference(g, {{"image", image}}, nullptr, &seconds);
+  const double call = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(timed.is_ok()) << timed.status().to_string();
+  expect_same(timed->at("prob"), residual_cnn_by_hand(g, image), 1e-5f);
+  ASSERT_EQ(seconds.size(), g.nodes.size());
+  double sum = 0;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    EXPECT_GT(seconds[i], 0.0) << g.nodes[i].name;
+    sum += seconds[i];
+  }
+  EXPECT_LE(sum, call);
+
+  // relu straight after the conv: it runs inside the conv.
+  g.nodes = {make_node("conv", OpKind::kConv, {"image", "c.w", "c.b"}, "c", conv3x3_pad1()),
+             make_node("relu", OpKind::kRelu, {"c"}, "r"),
+             make_node("pool", OpKind::kMaxPool, {"r"}, "prob", pool(2, 2, 0))};
+  g.outputs = {{"prob", {-1, 4, 4, 4}}};
+  ASSERT_TRUE(run_reference(g, {{"image", image}}, nullptr, &seconds).is_ok());
+  ASSERT_EQ(seconds.size(), 3u);
+  EXPECT_GT(seconds[0], 0.0);
+  EXPECT_EQ(seconds[1], 0.0);
+  EXPECT_GT(seconds[2], 0.0);
 }
 
 TEST(ReferenceExecutor, StaticBatchReshapeAndBranchesConcat) {

@@ -1,7 +1,8 @@
 // The split into fabric and host segments on graphs built here: a squeeze-and-excitation block
 // (its channel scale is a host Mul in the middle of the network) keeps every conv and pool on the
 // fabric in segments of one input and one output each; the hand-overs are costed in the plan;
-// the placement report counts the MACs on each side; a partition option naming no node is refused.
+// the placement report counts the MACs on each side and, measured (runtime/host_op_timing.h), each
+// host op's time; a partition option naming no node is refused.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -9,6 +10,8 @@
 #include "accel/graph/passes.h"
 #include "accel/plan/compiler.h"
 #include "accel/plan/partition.h"
+#include "accel/plan/placement.h"
+#include "accel/runtime/host_op_timing.h"
 
 namespace tessera {
 namespace {
@@ -115,6 +118,41 @@ TEST(PartitionSegments, SqueezeExcitationKeepsItsConvsOnTheFabric) {
   EXPECT_GT(pl.fabric_us, 0.0);
   const std::string line = pl.line();
   EXPECT_NE(line.find("3 segments, 2 hand-overs; host: Mul scale"), std::string::npos) << line;
+}
+
+// The host ops measured on this machine: each gets a time, the load line gives both shares; a board
+// without host figures gives the measured share alone; a sample that is no image is refused.
+TEST(PartitionSegments, HostOpsAreMeasuredBesideTheModeledTime) {
+  const Graph g = se_net();
+  plan::CompileOptions options;
+  auto board = plan::load_board_profile("zcu102");
+  ASSERT_TRUE(board.is_ok()) << board.status().to_string();
+  options.board = *board;
+  options.plan.threads = 1;
+  auto compiled = plan::compile_model(g, plan::unit_ranges(g), options);
+  ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
+  plan::Placement pl = compiled->placement;
+  EXPECT_FALSE(pl.host_measured);
+  EXPECT_EQ(pl.line().find("measured"), std::string::npos) << pl.line();
+
+  ASSERT_TRUE(measure_host_ops(g, weights({2, 3, 12, 12}, 9), pl).is_ok());
+  ASSERT_TRUE(pl.host_measured);
+  ASSERT_EQ(pl.host_ops.size(), 3u);
+  for (const plan::HostOpTime& op : pl.host_ops) {
+    EXPECT_EQ(g.nodes[op.index].name, op.node);
+    EXPECT_GT(op.measured_us, 0.0) << op.node;
+  }
+  EXPECT_DOUBLE_EQ(pl.total_measured_us(), pl.fabric_us + pl.host_measured_us());
+  const std::string line = pl.line();
+  EXPECT_NE(line.find("host: Mul scale "), std::string::npos) << line;
+  EXPECT_NE(line.find(" us), "), std::string::npos) << line;
+  EXPECT_NE(line.find("of modeled / measured time"), std::string::npos) << line;
+
+  pl.host_modeled = false;  // a board without host figures
+  EXPECT_NE(pl.line().find("of measured time (no host figures for this board)"), std::string::npos) << pl.line();
+
+  const Status refused = measure_host_ops(g, Tensor(Shape{}), pl);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument) << refused.to_string();
 }
 
 TEST(PartitionSegments, OptionsNamingNoNodeAreRefused) {
