@@ -33,7 +33,7 @@ using InferenceCallback = std::function<void(Result<ClassifyResult>)>;
 
 // A job's input, in one of three forms. Each is a view: the submitter keeps what it points at
 // alive until the job's `done` has run.
-// An encoded image (JPEG or PNG file), decoded and preprocessed when the job is submitted.
+// An encoded image (JPEG or PNG file), decoded and preprocessed by the input stage (input_stage.h).
 struct EncodedImage {
   std::span<const uint8_t> bytes;
 };
@@ -63,13 +63,11 @@ struct InferenceJob {
   // True once the caller has gone away; such a job is answered CANCELLED instead of run.
   std::function<bool()> cancelled;
   InferenceCallback done;
-  // Whether admission records this job's outcome as one request in the model's statistics.
-  bool records_statistics = true;
   // Whether an idle queue may run it on the submitter's thread (inference_queue.h). False for
   // the jobs of a request that carries several images: they should reach the workers together.
   bool may_run_inline = true;
-  // Set by InferenceQueue::submit on the submitter's thread, before the job is queued: an encoded
-  // image or pixels decoded and preprocessed into the model's C*H*W floats (empty for an
+  // Set by the input stage (input_stage.h) on the submitting thread, before the job is queued: an
+  // encoded image or pixels decoded and preprocessed into the model's C*H*W floats (empty for an
   // InputTensor, which is already that), and how long it took. The batch only gathers them.
   std::vector<float> prepared;
   SteadyClock::duration prepare_time{0};

@@ -9,40 +9,12 @@
 #include <utility>
 #include <vector>
 
-#include "accel/image/preprocess.h"
+#include "server/batching/input_stage.h"
 #include "server/batching/request_log.h"
 #include "server/models/model_repository.h"
 
 namespace tessera {
 namespace {
-
-// The model's input floats of one image (C*H*W).
-size_t input_size(const PreprocessConfig& input) {
-  return static_cast<size_t>(input.channels) * static_cast<size_t>(input.height) * static_cast<size_t>(input.width);
-}
-
-// Decodes (no larger than the model's resize needs: a JPEG scaled, a PNG far larger refused) and
-// preprocesses an encoded image or pixels into `out`; checks an input tensor's size.
-Status prepare_input(const JobInput& job_input, const PreprocessConfig& input, const DecodeLimits& limits,
-                     std::vector<float>& out) {
-  const size_t slot = input_size(input);
-  if (const auto* tensor = std::get_if<InputTensor>(&job_input)) {
-    if (tensor->values.size() != slot) {
-      return Status::invalid_argument("the input tensor has " + std::to_string(tensor->values.size()) +
-                                      " elements; the model takes " + std::to_string(slot));
-    }
-    return Status::ok();
-  }
-  out.resize(slot);
-  if (const auto* pixels = std::get_if<DecodedPixels>(&job_input)) {
-    return preprocess_into(*pixels->image, input, out.data());
-  }
-  DecodeLimits sized = limits;
-  sized.target_width = input.width;
-  sized.target_height = input.height;
-  auto image = decode_image(std::get<EncodedImage>(job_input).bytes, input.channels, sized);
-  return image ? preprocess_into(*image, input, out.data()) : image.status();
-}
 
 // Why a job is answered without running: its deadline passed or its caller cancelled; else OK.
 Status stale(const InferenceJob& job, SteadyClock::time_point now) {
@@ -83,7 +55,7 @@ void InferenceQueue::answer(InferenceJob& job, Result<ClassifyResult> result) {
   }
 }
 
-Status InferenceQueue::refusal(const InferenceJob& job) {
+Status InferenceQueue::refusal(const InferenceJob& job) const {
   if (stopping_) return Status::unavailable("the server is shutting down");
   const size_t capacity = job.model ? job.model->batching.max_queue : 1;
   auto it = queues_.find(job.model.get());
@@ -94,45 +66,34 @@ Status InferenceQueue::refusal(const InferenceJob& job) {
   return Status::ok();
 }
 
-Status InferenceQueue::prepare(InferenceJob& job) {
-  if (!job.model) return Status::internal("the job has no model");
-  const auto start = SteadyClock::now();
-  Status status;
-  try {
-    status = prepare_input(job.input, job.model->config().input, options_.decode_limits, job.prepared);
-  } catch (const std::exception& e) {
-    status = Status::internal(std::string("decode: ") + e.what());
-  }
-  job.prepare_time = SteadyClock::now() - start;
-  prepared_.fetch_add(1, std::memory_order_relaxed);
-  return status;
+Status InferenceQueue::accepts(const InferenceJob& job) const {
+  std::lock_guard lock(mu_);
+  return refusal(job);
 }
 
+void InferenceQueue::answer_unqueued(InferenceJob job, Status why) { answer(job, std::move(why)); }
+
 uint64_t InferenceQueue::submit(InferenceJob job) {
-  Status refused;
-  {
-    // A job the queue would refuse is refused before its decode is paid for.
-    std::lock_guard lock(mu_);
-    refused = refusal(job);
+  if (!input_ready(job)) {
+    answer(job, Status::internal("the job's input was not made ready for its model (the input stage)"));
+    return 0;
   }
-  if (refused.is_ok()) refused = prepare(job);  // on this thread, outside the lock
+  std::unique_lock lock(mu_);
+  Status refused = refusal(job);
+  if (refused.is_ok() && take_inline(job)) {
+    lock.unlock();
+    run_inline(std::move(job));
+    return 0;
+  }
   if (refused.is_ok()) {
-    std::unique_lock lock(mu_);
-    refused = refusal(job);  // again: the queue may have filled or stopped meanwhile
-    if (refused.is_ok() && take_inline(job)) {
-      lock.unlock();
-      run_inline(std::move(job));
-      return 0;
-    }
-    if (refused.is_ok()) {
-      const uint64_t ticket = next_ticket_++;
-      Queue& queue = queues_[job.model.get()];
-      queue.push_back({std::move(job), ticket, SteadyClock::now()});
-      lock.unlock();
-      cv_.notify_one();
-      return ticket;
-    }
+    const uint64_t ticket = next_ticket_++;
+    Queue& queue = queues_[job.model.get()];
+    queue.push_back({std::move(job), ticket, SteadyClock::now()});
+    lock.unlock();
+    cv_.notify_one();
+    return ticket;
   }
+  lock.unlock();
   answer(job, std::move(refused));
   return 0;
 }
@@ -326,11 +287,11 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
   const auto picked = SteadyClock::now();
   const ServedModel& model = *batch.front().job.model;
   const PreprocessConfig& input = model.config().input;
-  const size_t slot = input_size(input);
+  const size_t slot = input_floats(model);
   spdlog::debug("batch model={} size={} oldest_wait_us={}", model.name(), batch.size(),
                 micros_between(batch.front().enqueued, picked));
 
-  // Every job's input was decoded and checked at submit(): the batch only gathers them.
+  // Every job's input was made ready by the input stage: the batch only gathers them.
   Tensor tensor({static_cast<int64_t>(batch.size()), input.channels, input.height, input.width});
   std::vector<QueuedJob*> running;
   std::vector<StageDurations> stages;

@@ -1,11 +1,11 @@
-// The dynamic batcher between the request handlers and the models: handlers submit jobs and
-// return; submit() decodes and preprocesses the job's image on the submitter's thread (a bad
-// image fails that request alone, before it is queued), so a batch never waits for its images'
-// decodes; each model has its own bounded queue, and worker threads take batches of one model —
-// as soon as max_batch jobs wait, or when the oldest has waited max_queue_delay_us — gather
-// their ready tensors, run the model once and call every job back. A full queue refuses at once
-// (RESOURCE_EXHAUSTED); jobs past their deadline or cancelled by their caller are answered
-// before the batch reaches the model and never take a slot on the fabric.
+// The dynamic batcher between admission and the models: admission submits jobs whose inputs its
+// input stage has made ready (input_stage.h: decoded and preprocessed on the admitting thread, so a
+// batch never waits for its images' decodes) and returns; each model has its own bounded queue,
+// and worker threads take batches of one model — as soon as max_batch jobs wait, or when the
+// oldest has waited max_queue_delay_us — gather their ready tensors, run the model once and call
+// every job back. A full queue refuses at once (RESOURCE_EXHAUSTED); jobs past their deadline or
+// cancelled by their caller are answered before the batch reaches the model and never take a slot
+// on the fabric.
 // An idle daemon runs a latency model's job at once on the submitter's thread: with
 // max_queue_delay_us 0, nothing queued and no batch running, the job is a batch of one that no
 // worker could start sooner, and the hand-off to a worker (a thread wake, 10-20 us) is saved.
@@ -31,7 +31,6 @@
 #include <vector>
 
 #include "accel/common/status.h"
-#include "accel/image/image.h"
 #include "server/batching/classify_result.h"
 #include "server/batching/inference_job.h"
 
@@ -53,7 +52,6 @@ class QueueObserver {
 
 struct InferenceQueueOptions {
   int workers = 2;  // batches in flight at once (the int8 engine overlaps their stages)
-  DecodeLimits decode_limits;
   QueueObserver* observer = nullptr;
   // Run a job on the submitter's thread when the queue is idle and its model's
   // max_queue_delay_us is 0 (InferenceJob::may_run_inline too). Off: every job goes to a worker.
@@ -70,12 +68,20 @@ class InferenceQueue {
   InferenceQueue(const InferenceQueue&) = delete;
   InferenceQueue& operator=(const InferenceQueue&) = delete;
 
-  // Decodes and preprocesses the job's input here, on the caller's thread, then queues it and
-  // returns; waits for inference only when it runs the job itself (idle, delay 0: see above).
-  // `done` runs exactly once: on a worker thread, or before submit() returns with the job's
-  // result (run here), the decode's error, RESOURCE_EXHAUSTED (the model's queue is full) or
-  // UNAVAILABLE (stopped). Returns a ticket for cancel(), 0 when already answered.
+  // Queues the job (its input ready: input_stage.h) and returns; waits for inference only when it
+  // runs the job itself (idle, delay 0: see above). `done` runs exactly once: on a worker thread,
+  // or before submit() returns with the job's result (run here), RESOURCE_EXHAUSTED (the model's
+  // queue is full), UNAVAILABLE (stopped) or INTERNAL (its input was not made ready). Returns a
+  // ticket for cancel(), 0 when already answered.
   uint64_t submit(InferenceJob job);
+
+  // Why submit() would refuse `job` now (stopping, or its model's queue full); OK when it would
+  // take it. Admission asks before paying for a decode.
+  Status accepts(const InferenceJob& job) const;
+
+  // Answers a job that never reached the queue (its input did not decode, say) as the queue
+  // answers every job: logged, told to the observer, called back.
+  void answer_unqueued(InferenceJob job, Status why);
 
   // Takes a still-queued job out and answers it CANCELLED at once; false when it already left
   // the queue (it is then answered by its batch).
@@ -88,8 +94,6 @@ class InferenceQueue {
   // Jobs waiting, in all queues or in one model's.
   size_t depth() const;
   size_t depth(const ServedModel* model) const;
-  // Inputs submit() has decoded and preprocessed so far (whether or not they were then queued).
-  uint64_t prepared() const { return prepared_.load(std::memory_order_relaxed); }
   // Jobs submit() ran on the submitter's thread so far (the idle, delay-0 path).
   uint64_t ran_inline() const { return ran_inline_.load(std::memory_order_relaxed); }
   const InferenceQueueOptions& options() const { return options_; }
@@ -102,10 +106,8 @@ class InferenceQueue {
   };
   using Queue = std::deque<QueuedJob>;
 
-  // Why `job` cannot be queued now (stopping, or its model's queue full); ok when it can. mu_ held.
-  Status refusal(const InferenceJob& job);
-  // Decodes and preprocesses the job's input into job.prepared; an InputTensor is only checked.
-  Status prepare(InferenceJob& job);
+  // accepts(), mu_ held.
+  Status refusal(const InferenceJob& job) const;
   void worker_loop();
   // Whether `job`, about to be queued, runs on the submitter's thread instead; if so, counts it
   // as a running batch. mu_ held.
@@ -137,7 +139,6 @@ class InferenceQueue {
   std::condition_variable cv_;
   std::map<const ServedModel*, Queue> queues_;
   uint64_t next_ticket_ = 1;
-  std::atomic<uint64_t> prepared_{0};
   std::atomic<uint64_t> ran_inline_{0};
   std::map<const ServedModel*, size_t> in_fabric_;  // per model: batches taken, fabric stage not over
   int running_ = 0;  // batches taken and not yet answered (workers' and inline): at most max_running_

@@ -201,10 +201,6 @@ void Daemon::start_telemetry_and_queue() {
   InferenceQueueOptions queue_options;
   // Enough batches in flight to keep every device instance's pipeline full.
   queue_options.workers = options_.workers * static_cast<int>(std::max<size_t>(1, models_->devices().size()));
-  queue_options.decode_limits.max_bytes = options_.max_image_bytes;
-  queue_options.decode_limits.max_pixels = options_.max_image_pixels;
-  queue_options.decode_limits.max_pixel_ratio = options_.max_image_pixel_ratio;
-  queue_options.decode_limits.max_png_pixels_per_byte = options_.max_png_pixels_per_byte;
   // The queue reports to the stats and the stats read the queue's depths: stats first, then the
   // queue, then the stats learn of the queue (before any job).
   stats_ = std::make_unique<telemetry::ServerStats>(models_.get(), std::move(device_labels), nullptr);
@@ -214,7 +210,12 @@ void Daemon::start_telemetry_and_queue() {
   queue_options.grow_while_busy = options_.grow_batch_while_busy;
   queue_ = std::make_unique<InferenceQueue>(queue_options);
   stats_->set_queue(queue_.get());
-  admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, options_.max_image_bytes);
+  DecodeLimits decode_limits;
+  decode_limits.max_bytes = options_.max_image_bytes;
+  decode_limits.max_pixels = options_.max_image_pixels;
+  decode_limits.max_pixel_ratio = options_.max_image_pixel_ratio;
+  decode_limits.max_png_pixels_per_byte = options_.max_png_pixels_per_byte;
+  admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, decode_limits);
   for (auto& sampler : samplers_) sampler->start();
   telemetry_ = std::make_unique<TelemetryService>(*stats_, in_flight_);
 }

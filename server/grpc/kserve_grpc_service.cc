@@ -12,7 +12,6 @@
 #include "server/grpc/status_mapping.h"
 #include "server/kserve/decode_grpc.h"
 #include "server/kserve/infer_response.h"
-#include "server/kserve/infer_submission.h"
 #include "server/kserve/kserve_model.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/model_infer.h"

@@ -14,7 +14,7 @@ namespace kserve {
 class SharedMemoryRegistry;
 }  // namespace kserve
 
-// ModelInfer decodes the request, hands its images to admission and the queue (infer_submission.h) and
+// ModelInfer decodes the request, hands its images to admission as one group (model_infer.h) and
 // returns its reactor at once; the last image's callback encodes the response and finishes the
 // RPC. ModelStreamInfer does the same per message of a stream. Health, metadata and
 // the repository extension answer inline (a load only starts: it runs on the repository's loader

@@ -1,10 +1,10 @@
 #include "server/kserve/model_infer.h"
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <utility>
-
-#include "server/batching/inference_queue.h"
-#include "server/kserve/kserve_model.h"
+#include <vector>
 
 namespace tessera::kserve {
 
@@ -18,17 +18,38 @@ InferSubmitted model_infer(const ModelRepository& models, Admission& admission, 
   if (!model) return refuse(model.status());
   auto pending = std::make_shared<PendingInfer>();
   pending->shm.registry = call.shm;
-  auto decoded = call.decode(model->signature, admission.queue().options().decode_limits, &pending->shm);
+  auto decoded = call.decode(model->signature, admission.input_stage().limits(), &pending->shm);
   if (!decoded) return refuse(decoded.status());
   pending->request = std::move(decoded).value();
   pending->model = std::move(model).value();
-  base.request_id = pending->request.id;
-  auto done = [pending, answer = std::move(call.answer)](const std::string& request_id, Result<ImageScores> scores) {
-    Status status = scores.status();
-    if (scores) status = write_shm_outputs(pending->shm, *scores);  // outputs into their regions first
-    answer(request_id, *pending, status.is_ok() ? std::move(scores) : Result<ImageScores>(status));
-  };
-  return submit_infer(admission, std::move(base), pending, std::move(done));
+  const InferRequest& request = pending->request;
+  base.request_id = request.id;
+  base.top_k = static_cast<uint64_t>(request.top_k());
+  base.resolved = pending->model.served;  // runs on the version it was decoded against, which the answer names
+  if (request.timeout_us > 0) {
+    base.deadline = std::min(base.deadline, base.received + std::chrono::microseconds(request.timeout_us));
+  }
+  base.input_name = "inputs[0]";
+  std::vector<JobInput> inputs;
+  inputs.reserve(request.images.size());
+  for (const InferInput& image : request.images) inputs.push_back(job_input(image));
+  AdmittedGroup group = admission.admit_group(std::move(base), std::move(inputs));
+  if (!group) return {group.request_id(), group.status()};
+  std::string request_id = group.request_id();
+  admission.submit_group(std::move(group), [pending, request_id, answer = std::move(call.answer)](
+                                               Result<std::vector<ClassifyResult>> results) {
+    Result<ImageScores> scores = results.status();
+    if (results) {
+      ImageScores all;
+      all.reserve(results->size());
+      for (ClassifyResult& result : *results) all.push_back(std::move(result.probabilities));
+      // The outputs go into their regions before the answer says so.
+      const Status written = write_shm_outputs(pending->shm, all);
+      scores = written.is_ok() ? Result<ImageScores>(std::move(all)) : Result<ImageScores>(written);
+    }
+    answer(request_id, *pending, std::move(scores));
+  });
+  return {std::move(request_id), Status::ok()};
 }
 
 }  // namespace tessera::kserve

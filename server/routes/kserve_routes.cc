@@ -16,7 +16,6 @@
 #include "server/kserve/decode_json.h"
 #include "server/kserve/error_json.h"
 #include "server/kserve/infer_response.h"
-#include "server/kserve/infer_submission.h"
 #include "server/kserve/kserve_model.h"
 #include "server/kserve/metadata.h"
 #include "server/kserve/model_infer.h"

@@ -46,7 +46,7 @@ struct RoutesUnderTest {
     InferenceQueueOptions options;
     options.workers = 1;
     queue = std::make_unique<InferenceQueue>(options);
-    admission = std::make_unique<Admission>(*models, *queue, in_flight, options.decode_limits.max_bytes);
+    admission = std::make_unique<Admission>(*models, *queue, in_flight, DecodeLimits{});
     routes = std::make_unique<HttpRoutes>(*models, *admission, std::filesystem::path(TESSERA_SOURCE_DIR) / "web");
   }
 };

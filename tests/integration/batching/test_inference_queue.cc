@@ -1,6 +1,7 @@
 // The dynamic batcher in-process with the bundled model (fp32 engine): batches close at
 // max_batch or after max_queue_delay, refusals are immediate, expired and cancelled jobs leave
-// the queue before the model, every job is answered exactly once.
+// the queue before the model, every job is answered exactly once; inputs arrive ready from
+// admission's input stage, which decodes them before the batch forms.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "accel/image/preprocess.h"
+#include "server/batching/admission.h"
 #include "server/batching/inference_queue.h"
+#include "server/batching/input_stage.h"
 #include "server/models/model_repository.h"
 #include "tests/integration/batching/queued_job.h"
 #include "tests/integration/fmnist_images.h"
@@ -62,8 +65,11 @@ class InferenceQueueTest : public ::testing::Test {
     j.input = EncodedImage{{reinterpret_cast<const uint8_t*>(image_.data()), image_.size()}};
     j.request_id = "test";
     j.done = std::move(done);
+    EXPECT_TRUE(stage_.prepare(j).is_ok()) << "as admission's input stage would, before the queue";
     return j;
   }
+
+  InputStage stage_{DecodeLimits{}};
 
   std::unique_ptr<ModelRepository> models_;
   std::string image_;
@@ -140,49 +146,65 @@ TEST_F(InferenceQueueTest, ExpiredDeadlineIsNotRun) {
   EXPECT_EQ(future.get().code(), StatusCode::kDeadlineExceeded);
 }
 
-TEST_F(InferenceQueueTest, BadImageIsInvalidArgument) {
+TEST_F(InferenceQueueTest, BadImageIsRefusedBeforeTheQueue) {
+  // The input stage refuses an image that does not decode, and leaves nothing that passes for a
+  // ready input: the queue answers such a job INTERNAL rather than run it.
   InferenceQueue queue({});
   const std::string junk = "definitely not an image";
-  std::promise<Status> promise;
-  InferenceJob j = job([&](const Result<ClassifyResult>& r) { promise.set_value(r.status()); });
+  Status answered = Status::ok();
+  InferenceJob j = job([&](const Result<ClassifyResult>& r) { answered = r.status(); });
   j.input = EncodedImage{{reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}};
-  queue.submit(std::move(j));
-  auto future = promise.get_future();
-  ASSERT_EQ(future.wait_for(std::chrono::seconds(20)), std::future_status::ready);
-  const Status status = future.get();
-  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_FALSE(status.message().empty());
+  const Status bad = stage_.prepare(j);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(bad.message().empty());
+  EXPECT_EQ(queue.submit(std::move(j)), 0u);
+  EXPECT_EQ(answered.code(), StatusCode::kInternal) << answered.to_string();
 }
 
-// Images are decoded as they are submitted, on the submitter's thread, not by the batch: while a
-// batch of 8 still waits for company (a 30 s delay), its images are already decoded, and a corrupt
-// one is answered before submit() returns without holding up the others.
+// Images are decoded by admission's input stage as they are submitted, on the submitter's thread,
+// not by the batch: while a batch of 8 still waits for company (a 30 s delay), its images are
+// already decoded, and a corrupt one is answered before submit() returns without holding up the
+// others.
 TEST_F(InferenceQueueTest, ImagesAreDecodedBeforeTheBatchForms) {
   use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
+  InFlightTracker in_flight;  // outlives the queue, which answers what is left when it stops
   InferenceQueue queue({});
+  Admission admission(*models_, queue, in_flight, DecodeLimits{});
+  auto submit_image = [&](const std::string& bytes, InferenceCallback done) -> uint64_t {
+    AdmissionRequest request;
+    request.via = "test";
+    request.input = JobInput{EncodedImage{{reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}}};
+    Admitted admitted = admission.admit(std::move(request));
+    EXPECT_TRUE(admitted) << admitted.status().to_string();
+    if (!admitted) return 0;
+    admitted->done = std::move(done);
+    return admission.submit(std::move(admitted));
+  };
   const std::string junk = "definitely not an image";
   Status corrupt = Status::internal("not answered");
-  InferenceJob bad = job([&](const Result<ClassifyResult>& r) { corrupt = r.status(); });
-  bad.input = EncodedImage{{reinterpret_cast<const uint8_t*>(junk.data()), junk.size()}};
-  EXPECT_EQ(queue.submit(std::move(bad)), 0u) << "answered at once, never queued";
+  EXPECT_EQ(submit_image(junk, [&](const Result<ClassifyResult>& r) { corrupt = r.status(); }), 0u)
+      << "answered at once, never queued";
   EXPECT_EQ(corrupt.code(), StatusCode::kInvalidArgument) << corrupt.to_string();
   EXPECT_EQ(queue.depth(), 0u);
 
   std::vector<std::future<Result<ClassifyResult>>> futures;
-  futures.reserve(8);
-  for (int i = 0; i < 7; ++i) futures.push_back(submit(queue));
+  auto submit_good = [&] {
+    auto promise = std::make_shared<std::promise<Result<ClassifyResult>>>();
+    futures.push_back(promise->get_future());
+    submit_image(image_, [promise](Result<ClassifyResult> r) { promise->set_value(std::move(r)); });
+  };
+  for (int i = 0; i < 7; ++i) submit_good();
   EXPECT_EQ(queue.depth(), 7u) << "no batch has formed yet";
-  EXPECT_EQ(queue.prepared(), 8u) << "yet every image submitted is decoded";
-  futures.push_back(submit(queue));  // the eighth closes the batch
+  EXPECT_EQ(admission.input_stage().prepared(), 8u) << "yet every image submitted is decoded";
+  submit_good();  // the eighth closes the batch
   for (auto& f : futures) {
     auto r = wait(f);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     EXPECT_EQ(r->batch_size, 8u) << "the corrupt image failed alone";
-    EXPECT_GT(r->stages.compute_input.count(), 0) << "the decode's time is the job's own";
   }
+  EXPECT_TRUE(in_flight.wait_until_idle(SteadyClock::now() + std::chrono::seconds(5)));
 }
 
-// A batch closes as soon as max_batch jobs wait, however long the delay would allow.
 TEST_F(InferenceQueueTest, FullBatchClosesAtMaxBatch) {
   use_policy({.max_batch = 8, .max_queue_delay_us = 30'000'000, .max_queue = 64});
   InferenceQueue queue({});
@@ -285,6 +307,8 @@ TEST_F(InferenceQueueTest, DecodedInputsClassifyLikeTheImage) {
     std::promise<Result<ClassifyResult>> promise;
     InferenceJob j = job([&](Result<ClassifyResult> r) { promise.set_value(std::move(r)); });
     set_input(j);
+    j.prepared.clear();
+    if (Status ready = stage_.prepare(j); !ready.is_ok()) return Result<ClassifyResult>(ready);
     queue.submit(std::move(j));
     auto future = promise.get_future();
     return wait(future);

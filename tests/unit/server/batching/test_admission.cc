@@ -1,6 +1,7 @@
 // The admission step every classify door goes through: each refusal kind is the right Status,
 // in the documented order, and an admitted request is the job its door asked for, holding an
-// in-flight slot until it is answered.
+// in-flight slot until it is answered; a request of several images is admitted as one group,
+// answered once and in order.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "accel/runtime/model_config.h"
 #include "server/batching/admission.h"
 #include "server/batching/inference_queue.h"
+#include "server/batching/input_stage.h"
 #include "server/batching/request_id.h"
 #include "server/models/model_repository.h"
 
@@ -37,7 +39,7 @@ class AdmissionTest : public ::testing::Test {
     InferenceQueueOptions options;
     options.workers = 1;
     queue_ = std::make_unique<InferenceQueue>(options);
-    admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, kMaxImageBytes);
+    admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, DecodeLimits{.max_bytes = kMaxImageBytes});
   }
 
   // A request every check lets through.
@@ -243,6 +245,89 @@ TEST_F(AdmissionTest, ASubmittedJobIsAnsweredAndGivesItsSlotBack) {
   const Result<ClassifyResult> result = future.get();
   ASSERT_TRUE(result.is_ok()) << result.status().to_string();
   EXPECT_EQ(result->classes.size(), 3u);
+  EXPECT_TRUE(in_flight_.wait_until_idle(SteadyClock::now() + std::chrono::seconds(5)));
+}
+
+// The group form (KServe's batch dimension): one id and one slot for all images; each image is
+// checked (one oversized image refuses them all, and no slot stays taken); answered once, each
+// image's result in request order.
+TEST_F(AdmissionTest, AGroupIsAdmittedAsOneAndAnsweredOnceInOrder) {
+  const size_t floats = input_floats(*models_->default_model());
+  std::vector<std::vector<float>> tensors(3, std::vector<float>(floats));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    for (size_t j = 0; j < floats; ++j) tensors[i][j] = static_cast<float>((j * (i + 1)) % 7) / 7.0f;
+  }
+  auto inputs = [&] {
+    std::vector<JobInput> v;
+    v.reserve(tensors.size() + 1);
+    for (const auto& t : tensors) v.emplace_back(InputTensor{t});
+    return v;
+  };
+
+  const std::vector<uint8_t> big(kMaxImageBytes + 1, 0);
+  std::vector<JobInput> one_oversized = inputs();
+  one_oversized.emplace_back(EncodedImage{{big.data(), big.size()}});
+  AdmittedGroup refused = admission_->admit_group(good_request(), std::move(one_oversized));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().message(), "image is 65 bytes; the limit is 64");
+  EXPECT_EQ(in_flight_.running(), 0);
+  AdmittedGroup none = admission_->admit_group(good_request(), {});
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+
+  AdmittedGroup group = admission_->admit_group(good_request(), inputs());
+  ASSERT_TRUE(group) << group.status().to_string();
+  EXPECT_EQ(group.request_id(), "caller-7");
+  EXPECT_EQ(group.size(), 3u);
+  EXPECT_EQ(in_flight_.running(), 1) << "one slot for the whole request";
+  std::promise<Result<std::vector<ClassifyResult>>> answer;
+  int answers = 0;
+  admission_->submit_group(std::move(group), [&](Result<std::vector<ClassifyResult>> results) {
+    ++answers;
+    answer.set_value(std::move(results));
+  });
+  auto future = answer.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const auto results = future.get();
+  ASSERT_TRUE(results.is_ok()) << results.status().to_string();
+  ASSERT_EQ(results->size(), 3u);
+  EXPECT_TRUE(in_flight_.wait_until_idle(SteadyClock::now() + std::chrono::seconds(5)));
+  EXPECT_EQ(answers, 1);
+  // In order: each image's answer is the one a request of that image alone gets.
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    AdmissionRequest alone = good_request();
+    alone.input = JobInput{InputTensor{tensors[i]}};
+    Admitted admitted = admission_->admit(std::move(alone));
+    ASSERT_TRUE(admitted);
+    std::promise<Result<ClassifyResult>> single;
+    admitted->done = [&single](Result<ClassifyResult> result) { single.set_value(std::move(result)); };
+    admission_->submit(std::move(admitted));
+    auto got = single.get_future();
+    ASSERT_EQ(got.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+    const auto r = got.get();
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ((*results)[i].probabilities, r->probabilities) << "image " << i;
+  }
+}
+
+// A group whose images fail answers the error of the first failing image in request order, once.
+TEST_F(AdmissionTest, AGroupFailsWithItsFirstFailingImage) {
+  const std::vector<float> good(input_floats(*models_->default_model()), 0.5f);
+  const std::vector<float> short_tensor(3, 0.5f);
+  std::vector<JobInput> inputs{InputTensor{good}, EncodedImage{{bytes_.data(), bytes_.size()}},
+                               InputTensor{short_tensor}};
+  AdmittedGroup group = admission_->admit_group(good_request(), std::move(inputs));
+  ASSERT_TRUE(group) << group.status().to_string();
+  std::promise<Result<std::vector<ClassifyResult>>> answer;
+  admission_->submit_group(std::move(group),
+                           [&](Result<std::vector<ClassifyResult>> results) { answer.set_value(std::move(results)); });
+  auto future = answer.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const auto results = future.get();
+  ASSERT_FALSE(results.is_ok());
+  EXPECT_EQ(results.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(results.status().message().find("the input tensor"), std::string::npos)
+      << "the undecodable image (second) fails the request, not the short tensor (third): "
+      << results.status().to_string();
   EXPECT_TRUE(in_flight_.wait_until_idle(SteadyClock::now() + std::chrono::seconds(5)));
 }
 

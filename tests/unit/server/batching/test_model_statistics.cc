@@ -122,7 +122,8 @@ class AdmissionStatisticsTest : public ::testing::Test {
     InferenceQueueOptions options;
     options.workers = 1;
     queue_ = std::make_unique<InferenceQueue>(options);
-    admission_ = std::make_unique<Admission>(*models_, *queue_, in_flight_, int64_t{1} << 20);
+    admission_ =
+        std::make_unique<Admission>(*models_, *queue_, in_flight_, DecodeLimits{.max_bytes = int64_t{1} << 20});
     // A Fashion-MNIST image: the first of the model's calibration images.
     const std::filesystem::path calibration =
         std::filesystem::path(TESSERA_SOURCE_DIR) / "models/fashion-mnist/calibration";
@@ -206,26 +207,34 @@ TEST_F(AdmissionStatisticsTest, FailuresAfterTheModelIsKnownCount) {
   EXPECT_EQ(s.execution_count, 0u);
 }
 
-// A door whose request carries several images records it once itself.
-TEST_F(AdmissionStatisticsTest, DoorRecordsAManyImageRequestOnce) {
-  std::vector<Result<ClassifyResult>> results;
-  for (int i = 0; i < 3; ++i) {
-    AdmissionRequest r = request(png_);
-    r.records_statistics = false;
-    results.push_back(run(std::move(r)));
-    ASSERT_TRUE(results.back().is_ok()) << results.back().status().to_string();
-  }
-  AdmissionRequest refused = request({});
-  refused.records_statistics = false;
-  EXPECT_FALSE(admission_->admit(std::move(refused)));
-  EXPECT_EQ(stats().success.count, 0u);
-  EXPECT_EQ(stats().fail.count, 0u);
-  EXPECT_EQ(stats().inference_count, 3u);  // executions count every image still
+// A request of several images (admission's group form) counts once, with its images' stages;
+// the executions count every image. A group refused after its model is known counts once too.
+TEST_F(AdmissionStatisticsTest, AManyImageRequestCountsOnce) {
+  const std::vector<JobInput> images(3, JobInput{EncodedImage{{png_.data(), png_.size()}}});
+  AdmittedGroup group = admission_->admit_group(request(png_), images);
+  ASSERT_TRUE(group) << group.status().to_string();
+  auto answered = std::make_shared<std::promise<Result<std::vector<ClassifyResult>>>>();
+  auto future = answered->get_future();
+  admission_->submit_group(std::move(group), [answered](Result<std::vector<ClassifyResult>> results) {
+    answered->set_value(std::move(results));
+  });
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const auto results = future.get();
+  ASSERT_TRUE(results.is_ok()) << results.status().to_string();
+  ModelStatisticsSnapshot s = stats();
+  EXPECT_EQ(s.success.count, 1u);
+  EXPECT_EQ(s.fail.count, 0u);
+  EXPECT_EQ(s.inference_count, 3u);  // executions count every image
+  uint64_t decode_ns = 0;
+  for (const ClassifyResult& r : *results) decode_ns += static_cast<uint64_t>(r.stages.compute_input.count());
+  EXPECT_EQ(s.compute_input.ns, decode_ns) << "the request's decode is all its images'";
 
-  ModelStatistics& statistics = *models_->find("fashion-mnist")->statistics;
-  record_request(statistics, SteadyClock::now() - std::chrono::milliseconds(5), results.back());
-  EXPECT_EQ(stats().success.count, 1u);
-  EXPECT_GE(stats().success.ns, 5'000'000u);
+  std::vector<JobInput> with_empty = images;
+  with_empty.emplace_back(EncodedImage{});
+  EXPECT_FALSE(admission_->admit_group(request(png_), std::move(with_empty)));
+  s = stats();
+  EXPECT_EQ(s.success.count, 1u);
+  EXPECT_EQ(s.fail.count, 1u);
 }
 
 }  // namespace
