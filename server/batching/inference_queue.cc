@@ -340,7 +340,7 @@ void InferenceQueue::run_batch(std::vector<QueuedJob> batch) {
   model.engine->backend().to_probabilities(inference->scores);
   for (StageDurations& s : stages) s.compute_infer = run_end - run_start;
   std::vector<ClassifyResult> results = build_results(model, running, *inference, stages);
-  // The execution's statistics: its decodes, its run, and the results built (before any answer).
+  // The execution's statistics: gathering its inputs, its run, and the results built (before any answer).
   model.statistics->record_execution(running.size(),
                                      {{}, run_start - picked, run_end - run_start, SteadyClock::now() - run_end});
   for (size_t i = 0; i < running.size(); ++i) {
