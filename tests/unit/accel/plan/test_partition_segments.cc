@@ -24,6 +24,14 @@ Tensor weights(Shape shape, uint32_t seed) {
   return t;
 }
 
+// `g` compiled for zcu102 with unit ranges (the plan's search on one thread).
+Result<plan::CompiledModel> compile_on_zcu102(const Graph& g) {
+  plan::CompileOptions options;
+  TESSERA_ASSIGN_OR_RETURN(options.board, plan::load_board_profile("zcu102"));
+  options.plan.threads = 1;
+  return plan::compile_model(g, plan::unit_ranges(g), options);
+}
+
 // x [N,3,12,12] -> conv1 (8) + relu -> r; SE: gap(r) -> se1 1x1 (2) + relu -> se2 1x1 (8) -> s;
 // m = r * s (host) -> conv3 (16) + relu -> gap -> flatten -> fc (4).
 Graph se_net() {
@@ -82,12 +90,7 @@ TEST(PartitionSegments, SqueezeExcitationKeepsItsConvsOnTheFabric) {
   EXPECT_EQ(p->fabric_layers(), 6u);
   EXPECT_EQ(p->handovers(), 2u);
 
-  plan::CompileOptions options;
-  auto board = plan::load_board_profile("zcu102");
-  ASSERT_TRUE(board.is_ok()) << board.status().to_string();
-  options.board = *board;
-  options.plan.threads = 1;
-  auto compiled = plan::compile_model(g, plan::unit_ranges(g), options);
+  auto compiled = compile_on_zcu102(g);
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
   ASSERT_EQ(compiled->fabric_segments(), 3u);
   ASSERT_EQ(compiled->plan.handovers.size(), 2u);
@@ -124,12 +127,7 @@ TEST(PartitionSegments, SqueezeExcitationKeepsItsConvsOnTheFabric) {
 // without host figures gives the measured share alone; a sample that is no image is refused.
 TEST(PartitionSegments, HostOpsAreMeasuredBesideTheModeledTime) {
   const Graph g = se_net();
-  plan::CompileOptions options;
-  auto board = plan::load_board_profile("zcu102");
-  ASSERT_TRUE(board.is_ok()) << board.status().to_string();
-  options.board = *board;
-  options.plan.threads = 1;
-  auto compiled = plan::compile_model(g, plan::unit_ranges(g), options);
+  auto compiled = compile_on_zcu102(g);
   ASSERT_TRUE(compiled.is_ok()) << compiled.status().to_string();
   plan::Placement pl = compiled->placement;
   EXPECT_FALSE(pl.host_measured);
